@@ -1,0 +1,78 @@
+package adapter
+
+import "encoding/json"
+
+// EnvelopeVersion is the version of the mcpfn envelope this adapter writes and
+// reads. A function answers any other version with BAD_REQUEST naming the
+// versions it accepts: it never guesses at a newer format.
+const EnvelopeVersion = "1"
+
+// Envelope is the payload the mcpfn gateway sends to a tool function. It
+// travels in the payload, not the client context (limited to 3,583 bytes and
+// dropped by `sam local`), so `sam local invoke -e event.json` works with it.
+// The schema is documented in docs/envelope.md.
+type Envelope struct {
+	// Version is "1". Its presence (the key "mcpfn") marks the payload as an
+	// envelope.
+	Version string `json:"mcpfn"`
+	// CallID is stable across the gateway's retries of the same call.
+	CallID string `json:"callId"`
+	// Params are the tools/call params as the MCP client sent them.
+	Params EnvelopeParams `json:"params"`
+	// MCP are the protocol facts the gateway saw on the request.
+	MCP EnvelopeMCP `json:"mcp"`
+	// Caller is the identity the gateway verified; absent when none was.
+	Caller *Identity `json:"caller,omitempty"`
+	// SessionID is the Mcp-Session-Id header, if the client sent one: caller
+	// data, never identity.
+	SessionID string `json:"sessionId,omitempty"`
+	// TraceHeader is the gateway's X-Ray header for this call; used as the
+	// parent only where Lambda supplies none (sam local).
+	TraceHeader string `json:"traceHeader,omitempty"`
+}
+
+// EnvelopeParams are tools/call params.
+type EnvelopeParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
+	// Multi-round-trip fields, passed through.
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string          `json:"requestState,omitempty"`
+}
+
+// EnvelopeMCP are the MCP facts of the request that carried the call.
+type EnvelopeMCP struct {
+	Era             Era             `json:"era,omitempty"`
+	Method          string          `json:"method,omitempty"`
+	ProtocolVersion string          `json:"protocolVersion,omitempty"`
+	ClientInfo      *ClientInfo     `json:"clientInfo,omitempty"`
+	JSONRPCID       json.RawMessage `json:"jsonrpcId,omitempty"`
+	Round           int             `json:"round,omitempty"`
+}
+
+// EnvelopeResponse is a tool function's answer to an envelope: exactly one of
+// Result (an MCP CallToolResult) or Error (a JSON-RPC error object, for
+// protocol failures such as an unknown tool).
+type EnvelopeResponse struct {
+	Version string          `json:"mcpfn"`
+	CallID  string          `json:"callId,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// RPCError is a JSON-RPC 2.0 error object.
+type RPCError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// JSON-RPC error codes the adapter uses.
+const (
+	RPCParseError     = -32700
+	RPCInvalidRequest = -32600
+	RPCMethodNotFound = -32601
+	RPCInvalidParams  = -32602
+	RPCInternalError  = -32603
+)

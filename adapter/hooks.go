@@ -1,0 +1,92 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Hooks is one set of hook functions; any may be nil. Pass several sets with
+// [WithHooks]; they compose like middleware:
+//
+//   - BeforeToolCall and BeforeHandle run in the order the sets were given;
+//     the first error stops the chain.
+//   - AfterHandle, OnToolError and AfterToolCall run in reverse order, so the
+//     first set given (the audit hook, when [Start] adds it) sees the call
+//     last, after every other set has had its say.
+//
+// For one call the adapter runs, exactly:
+//
+//  1. decode the invocation and build the [Call] (a failure skips to 9);
+//  2. BeforeToolCall: may reject, or replace the arguments (they are then
+//     validated like the originals);
+//  3. validate the arguments against the input schema (VALIDATION_ERROR);
+//  4. BeforeHandle: the authorization gate, after the built-in scope check;
+//  5. the handler (a panic is recovered and treated as a returned error);
+//  6. AfterHandle: may replace the output;
+//  7. validate the output against the output schema (a mismatch is
+//     INTERNAL_SERVER_ERROR: the tool broke its contract, not the caller);
+//  8. OnToolError, with the raw error, only for an error raised in 4–6;
+//  9. AfterToolCall, exactly once on every path.
+//
+// The whole chain runs in the call's own [Call] and context: concurrent calls
+// never see each other's dimensions, identity, trace or error. A panic or error
+// in OnToolError or AfterToolCall is logged and swallowed: a broken sink must
+// not replace the failure it observes.
+type Hooks struct {
+	// BeforeToolCall sees the decoded arguments. Return a non-nil replacement
+	// to change them, or an error to reject the call.
+	BeforeToolCall func(ctx context.Context, call *Call, args json.RawMessage) (json.RawMessage, error)
+
+	// BeforeHandle is the authorization gate. Return an error to refuse.
+	BeforeHandle func(ctx context.Context, call *Call) error
+
+	// AfterHandle sees the handler's typed output (as any). Return a non-nil
+	// replacement to change it (it is validated against the output schema),
+	// or an error to fail the call.
+	AfterHandle func(ctx context.Context, call *Call, output any) (any, error)
+
+	// OnToolError observes the raw error of steps 4–6, before it is scrubbed,
+	// with its wrapped causes intact. It cannot change the outcome.
+	OnToolError func(ctx context.Context, call *Call, err error)
+
+	// AfterToolCall observes every call's outcome. The audit hook lives here.
+	AfterToolCall func(ctx context.Context, call *Call, out *Outcome)
+}
+
+// Stage names the step of the hook chain where a call ended.
+type Stage string
+
+const (
+	StageDecode         Stage = "decode"
+	StageBeforeToolCall Stage = "before_tool_call"
+	StageValidateInput  Stage = "validate_input"
+	StageBeforeHandle   Stage = "before_handle"
+	StageHandler        Stage = "handler"
+	StageAfterHandle    Stage = "after_handle"
+	StageValidateOutput Stage = "validate_output"
+	StageDone           Stage = "done"
+)
+
+// Outcome is what AfterToolCall observes.
+type Outcome struct {
+	// Err is the raw error, nil on success. For an unexpected error it is the
+	// value as returned or recovered, never the scrubbed copy.
+	Err error
+	// Public is what the caller was told: Err itself when Err is an *Error,
+	// else the scrubbed INTERNAL_SERVER_ERROR. Nil on success.
+	Public *Error
+	// Stage is where the call ended (StageDone on success).
+	Stage Stage
+	// Output is the tool's output on success.
+	Output any
+	// Result is the MCP CallToolResult sent to the caller, as JSON.
+	Result json.RawMessage
+	// Panicked is true when Err was recovered from a panic.
+	Panicked bool
+	// Duration is the time from the start of decoding to the end of step 7/8.
+	Duration time.Duration
+}
+
+// OK reports whether the call succeeded.
+func (o *Outcome) OK() bool { return o.Err == nil }
