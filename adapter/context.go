@@ -15,10 +15,10 @@ import (
 type Source string
 
 const (
-	SourceEnvelope Source = "envelope" // from the mcpfn gateway
+	SourceEnvelope  Source = "envelope"  // from the mcpfn gateway
 	SourceAgentCore Source = "agentcore" // an Amazon Bedrock AgentCore Gateway Lambda target
-	SourceJSONRPC  Source = "jsonrpc"  // a JSON-RPC 2.0 request invoking the function directly
-	SourceUnknown  Source = "unknown"  // a payload in none of the formats
+	SourceJSONRPC   Source = "jsonrpc"   // a JSON-RPC 2.0 request invoking the function directly
+	SourceUnknown   Source = "unknown"   // a payload in none of the formats
 )
 
 // Era is the MCP protocol era of a request.
@@ -119,6 +119,10 @@ type Trace struct {
 	// Link is a W3C traceparent found in _meta: kept as a link, never as the
 	// parent.
 	Link string
+	// SpanID is this call's own span: the id of the X-Ray subsegment its
+	// audit row names. Pass it downstream as the Parent of what the call
+	// invokes.
+	SpanID string
 }
 
 // ParseTraceHeader splits an X-Ray trace header ("Root=…;Parent=…;Sampled=1").

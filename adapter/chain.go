@@ -1,0 +1,368 @@
+package adapter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// PanicError is the error a recovered panic becomes. Hooks receive it (with
+// the stack); the caller sees INTERNAL_SERVER_ERROR.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+
+// Unwrap exposes a panicked error value to errors.Is/As.
+func (p *PanicError) Unwrap() error {
+	if err, ok := p.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// traceHeaderKey is the context key aws-lambda-go stores the invocation's
+// X-Ray header under. The _X_AMZN_TRACE_ID variable is deliberately never
+// read: on Lambda Managed Instances concurrent invocations share it.
+const traceHeaderKey = "x-amzn-trace-id"
+
+// buildCall is step 1's second half: the per-call context, from the decoded
+// invocation and the Lambda context only.
+func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lambdacontext.LambdaContext, cold bool, started time.Time) *Call {
+	c := &Call{
+		ID:        d.callID,
+		Source:    d.source,
+		Tool:      d.toolName,
+		MCP:       d.mcp,
+		Caller:    d.caller,
+		SessionID: d.sessionID,
+		StartedAt: started,
+		Arguments: d.args,
+		AgentCore: d.agentCore,
+		teardown:  &teardownList{scopes: f.opts.teardownScopes, env: f.envTD},
+	}
+	if d.caller != nil {
+		// A copy: a hook cannot widen the verified identity of another
+		// call through a shared slice.
+		id := *d.caller
+		id.Scopes = append([]string(nil), d.caller.Scopes...)
+		c.Caller = &id
+		c.Tenant = id.Tenant
+	}
+	c.Lambda = LambdaFacts{
+		FunctionName:    lambdacontext.FunctionName,
+		FunctionVersion: lambdacontext.FunctionVersion,
+		ColdStart:       cold,
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.Lambda.Deadline = dl
+	}
+	if lc != nil {
+		c.Lambda.RequestID = lc.AwsRequestID
+		c.Lambda.FunctionARN = lc.InvokedFunctionArn
+		c.Lambda.TenantID = lc.TenantID
+		if c.Tenant == "" {
+			c.Tenant = lc.TenantID
+		}
+	}
+	if c.ID == "" {
+		base := c.Lambda.RequestID
+		if base == "" {
+			base = randomHex(16)
+		}
+		c.ID = base + "#" + strconv.Itoa(index)
+	}
+	if h, _ := ctx.Value(traceHeaderKey).(string); h != "" {
+		c.Trace = ParseTraceHeader(h)
+		c.Trace.From = "lambda"
+	} else if d.envTrace != "" {
+		c.Trace = ParseTraceHeader(d.envTrace)
+		c.Trace.From = "envelope"
+	}
+	if d.meta != nil {
+		if tp, ok := d.meta["traceparent"].(string); ok {
+			c.Trace.Link = tp
+		}
+	}
+	c.Trace.SpanID = randomHex(8)
+	c.creds = &boundCredentials{provider: f.opts.credentials}
+	return c
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// runCall runs steps 1–9 of the hook chain for one call.
+func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *lambdacontext.LambdaContext, cold bool, started time.Time) response {
+	call := f.buildCall(parent, d, index, lc, cold, started)
+	ctx := context.WithValue(parent, callKey{}, call)
+	if dl, ok := parent.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-f.opts.reserve))
+		defer cancel()
+	}
+
+	out := &Outcome{Stage: StageDecode}
+	var resp response
+	resp.callID = call.ID
+
+	// Step 9 and the call's teardown run on every path, once. They get the
+	// parent context: the call's own may have ended, and the audit write
+	// is what the reserve was kept for.
+	defer func() {
+		out.Duration = time.Since(started)
+		if out.Err != nil {
+			out.Public = publicError(out.Err)
+		}
+		if call.MCP != nil && call.MCP.Outcome == "" {
+			call.MCP.Outcome = "complete"
+		}
+		f.afterToolCall(parent, call, out)
+		call.runCallTeardown(f.logf)
+	}()
+
+	fail := func(stage Stage, err error) response {
+		out.Stage, out.Err = stage, err
+		var pe *PanicError
+		out.Panicked = errors.As(err, &pe)
+		out.Result = errorResult(publicError(err))
+		return response{result: out.Result, callID: call.ID}
+	}
+
+	// Step 1 (decode) failed, or named another tool.
+	if d.err != nil {
+		r := fail(StageDecode, d.err)
+		if d.rpcCode != 0 {
+			r = response{rpcErr: &RPCError{Code: d.rpcCode, Message: d.err.Message}, callID: call.ID}
+		}
+		return r
+	}
+	if d.toolName != f.tool.name {
+		err := Errorf(CodeNotFound, "unknown tool %q; this function serves %q", d.toolName, f.tool.name)
+		fail(StageDecode, err)
+		return response{rpcErr: &RPCError{Code: RPCInvalidParams, Message: err.Message}, callID: call.ID}
+	}
+
+	// Step 2: BeforeToolCall, in order.
+	for _, h := range f.hooks {
+		if h.BeforeToolCall == nil {
+			continue
+		}
+		replaced, err := callBeforeToolCall(ctx, h, call)
+		if err != nil {
+			return fail(StageBeforeToolCall, err)
+		}
+		if replaced != nil {
+			call.Arguments = replaced
+		}
+	}
+
+	// Step 3: the arguments against the input schema.
+	args, err := f.validateArguments(call.Arguments)
+	if err != nil {
+		return fail(StageValidateInput, err)
+	}
+	call.Arguments = args
+
+	// Steps 4–6: errors here would lose information when scrubbed, so
+	// OnToolError sees them raw (step 8) before AfterToolCall.
+	output, stage, err := f.gateAndHandle(ctx, call)
+	if err != nil {
+		f.onToolError(parent, call, err)
+		return fail(stage, err)
+	}
+
+	// Step 7: the output against the output schema.
+	result, err := f.successResult(output)
+	if err != nil {
+		return fail(StageValidateOutput, err)
+	}
+	out.Stage, out.Output, out.Result = StageDone, output, result
+	return response{result: result, callID: call.ID}
+}
+
+// gateAndHandle runs steps 4 (scope check, credentials, BeforeHandle), 5 (the
+// handler, raced against the call's deadline) and 6 (AfterHandle).
+func (f *Function) gateAndHandle(ctx context.Context, call *Call) (any, Stage, error) {
+	if err := f.checkScopes(call); err != nil {
+		return nil, StageBeforeHandle, err
+	}
+	for _, h := range f.hooks {
+		if h.BeforeHandle == nil {
+			continue
+		}
+		if err := guard(func() error { return h.BeforeHandle(ctx, call) }); err != nil {
+			return nil, StageBeforeHandle, err
+		}
+	}
+	if err := f.resolveCredentials(ctx, call); err != nil {
+		return nil, StageBeforeHandle, err
+	}
+
+	output, err := f.handle(ctx, call)
+	if err != nil {
+		return nil, StageHandler, err
+	}
+
+	for i := len(f.hooks) - 1; i >= 0; i-- {
+		h := f.hooks[i]
+		if h.AfterHandle == nil {
+			continue
+		}
+		var replaced any
+		if err := guard(func() error {
+			var err error
+			replaced, err = h.AfterHandle(ctx, call, output)
+			return err
+		}); err != nil {
+			return nil, StageAfterHandle, err
+		}
+		if replaced != nil {
+			output = replaced
+		}
+	}
+	return output, StageDone, nil
+}
+
+// handle runs the handler in its own goroutine so a handler that ignores its
+// context still yields TIMEOUT when the call's context ends.
+func (f *Function) handle(ctx context.Context, call *Call) (any, error) {
+	type result struct {
+		out any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = guard(func() error {
+			var err error
+			r.out, err = f.tool.run(ctx, call, call.Arguments)
+			return err
+		})
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() != nil && errors.Is(r.err, ctx.Err()) {
+			return nil, timeoutError(ctx.Err())
+		}
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, timeoutError(ctx.Err())
+	}
+}
+
+func timeoutError(cause error) error {
+	return NewError(CodeTimeout, "the tool did not finish within its time limit").
+		WithHint("retry; if it keeps timing out, narrow the request").WithCause(cause)
+}
+
+// checkScopes is the built-in part of the authorization gate: a tool that
+// requires scopes fails closed without a verified identity.
+func (f *Function) checkScopes(call *Call) error {
+	if len(f.tool.scopes) == 0 {
+		return nil
+	}
+	if call.Caller == nil {
+		return NewError(CodeUnauthorized, "this tool requires a verified caller").
+			WithHint("call it through an authenticated gateway")
+	}
+	var missing []string
+	for _, s := range f.tool.scopes {
+		if !call.Caller.HasScope(s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return Errorf(CodeForbidden, "the caller lacks the scope(s) this tool requires").
+			WithDetails(map[string]any{"missingScopes": missing})
+	}
+	return nil
+}
+
+// resolveCredentials resolves the tool's declared needs onto the call.
+func (f *Function) resolveCredentials(ctx context.Context, call *Call) error {
+	if len(f.tool.needs) == 0 {
+		return nil
+	}
+	if !call.HasCredentials() {
+		return NewError(CodeInternal, "Internal server error").WithCause(ErrNoCredentials)
+	}
+	call.creds.resolved = make(map[string]*Credential, len(f.tool.needs))
+	for _, need := range f.tool.needs {
+		var cr *Credential
+		err := guard(func() error {
+			var err error
+			cr, err = call.creds.provider.Resolve(ctx, call, need)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("resolving credential %q: %w", need.Name, err)
+		}
+		call.creds.resolved[need.Name] = cr
+	}
+	return nil
+}
+
+func callBeforeToolCall(ctx context.Context, h Hooks, call *Call) (json.RawMessage, error) {
+	var replaced json.RawMessage
+	err := guard(func() error {
+		var err error
+		replaced, err = h.BeforeToolCall(ctx, call, call.Arguments)
+		return err
+	})
+	return replaced, err
+}
+
+// guard runs fn, turning a panic into a *PanicError.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+// onToolError is step 8: observe only; a panic is logged and swallowed.
+func (f *Function) onToolError(ctx context.Context, call *Call, err error) {
+	for i := len(f.hooks) - 1; i >= 0; i-- {
+		h := f.hooks[i]
+		if h.OnToolError == nil {
+			continue
+		}
+		if perr := guard(func() error { h.OnToolError(ctx, call, err); return nil }); perr != nil {
+			f.logf("mcpfn: OnToolError hook panicked: %v", perr)
+		}
+	}
+}
+
+// afterToolCall is step 9.
+func (f *Function) afterToolCall(ctx context.Context, call *Call, out *Outcome) {
+	for i := len(f.hooks) - 1; i >= 0; i-- {
+		h := f.hooks[i]
+		if h.AfterToolCall == nil {
+			continue
+		}
+		if perr := guard(func() error { h.AfterToolCall(ctx, call, out); return nil }); perr != nil {
+			f.logf("mcpfn: AfterToolCall hook panicked: %v", perr)
+		}
+	}
+}
+
+func (f *Function) logf(format string, args ...any) {
+	f.opts.logger.Error(fmt.Sprintf(format, args...), "tool", f.tool.name)
+}

@@ -1,0 +1,387 @@
+package adapter
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// acceptedFormats is quoted by every "unrecognised payload" error, so a caller
+// who sent the wrong thing learns what would have worked.
+const acceptedFormats = `this function accepts: (1) an mcpfn envelope {"mcpfn":"1","callId":…,"params":{"name":…,"arguments":{…}}}; ` +
+	`(2) an AgentCore Gateway Lambda-target call (the arguments object as payload, client context custom.bedrockAgentCoreToolName set); ` +
+	`(3) a JSON-RPC 2.0 request {"jsonrpc":"2.0","id":…,"method":"tools/call","params":{"name":…,"arguments":{…}}} or a batch of them`
+
+// AgentCore client-context keys (custom map).
+const (
+	acToolName          = "bedrockAgentCoreToolName"
+	acRequestID         = "bedrockAgentCoreAwsRequestId"
+	acMessageID         = "bedrockAgentCoreMcpMessageId"
+	acGatewayID         = "bedrockAgentCoreGatewayId"
+	acTargetID          = "bedrockAgentCoreTargetId"
+	acMessageVersion    = "bedrockAgentCoreMessageVersion"
+	acPropagatedHeaders = "bedrockAgentCorePropagatedHeaders"
+	acTargetSeparator   = "___"
+)
+
+// decoded is one call found in an invocation, or the reason none could be.
+type decoded struct {
+	source    Source
+	callID    string // "" → derived from the Lambda request id
+	method    string
+	toolName  string
+	args      json.RawMessage
+	meta      map[string]any
+	mcp       *MCPMeta
+	caller    *Identity
+	sessionID string
+	envTrace  string // the caller's trace header (envelope)
+	agentCore *AgentCoreFacts
+	rpcID     json.RawMessage // JSON-RPC id, for the response
+	isNotify  bool            // JSON-RPC notification: no response
+
+	// err is why the call cannot run. rpcCode != 0 makes it a protocol
+	// failure (a JSON-RPC error), otherwise it is a tool error result.
+	err     *Error
+	rpcCode int
+}
+
+// invocation is a decoded payload: one call, or a JSON-RPC batch.
+type invocation struct {
+	source Source
+	batch  bool
+	calls  []*decoded
+}
+
+func decodeFailure(src Source, rpcCode int, code Code, format string, args ...any) *decoded {
+	return &decoded{source: src, method: "tools/call", rpcCode: rpcCode, err: Errorf(code, format, args...)}
+}
+
+// decodeInvocation recognises the payload's format. It never panics and
+// always returns at least one call, so every invocation, malformed or not, is
+// answered and audited.
+func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Limits) *invocation {
+	one := func(d *decoded) *invocation { return &invocation{source: d.source, calls: []*decoded{d}} }
+
+	// AgentCore first: its payload is the caller's arguments object, so a
+	// client could shape it like an envelope or a JSON-RPC request. The
+	// client context is set by AgentCore Gateway itself and decides.
+	if lc != nil && lc.ClientContext.Custom[acToolName] != "" {
+		return one(decodeAgentCore(payload, lc.ClientContext.Custom, limits))
+	}
+	if len(payload) > limits.MaxPayloadBytes {
+		return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodePayloadTooLarge,
+			"the payload is %d bytes; this function accepts at most %d", len(payload), limits.MaxPayloadBytes))
+	}
+	if !utf8.Valid(payload) {
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid UTF-8"))
+	}
+	trimmed := bytes.TrimSpace(payload)
+	if !json.Valid(trimmed) {
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
+	}
+	if d := depthExceeded(trimmed, limits.MaxDepth); d {
+		return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest,
+			"the payload nests deeper than %d levels", limits.MaxDepth))
+	}
+	switch trimmed[0] {
+	case '[':
+		return decodeBatch(trimmed, limits)
+	case '{':
+	default:
+		return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest, "the payload is JSON but not an object; %s", acceptedFormats))
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &keys); err != nil {
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload cannot be decoded: %v", err))
+	}
+	if _, ok := keys["mcpfn"]; ok {
+		return one(decodeEnvelope(trimmed))
+	}
+	if _, ok := keys["jsonrpc"]; ok {
+		return one(decodeJSONRPC(trimmed))
+	}
+	return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest, "unrecognised payload; %s", acceptedFormats))
+}
+
+func decodeEnvelope(payload []byte) *decoded {
+	var env Envelope
+	if err := json.Unmarshal(payload, &env); err != nil {
+		return decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest, "malformed mcpfn envelope: %v", err)
+	}
+	if env.Version != EnvelopeVersion {
+		d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
+			"unsupported mcpfn envelope version %q; this function accepts version %q", env.Version, EnvelopeVersion)
+		d.callID = env.CallID
+		d.toolName = env.Params.Name
+		return d
+	}
+	d := &decoded{
+		source:    SourceEnvelope,
+		callID:    env.CallID,
+		method:    "tools/call",
+		toolName:  env.Params.Name,
+		args:      env.Params.Arguments,
+		meta:      env.Params.Meta,
+		caller:    env.Caller,
+		sessionID: env.SessionID,
+		envTrace:  env.TraceHeader,
+		rpcID:     env.MCP.JSONRPCID,
+	}
+	if env.MCP.Method != "" {
+		d.method = env.MCP.Method
+	}
+	m := mcpMetaFrom(d.method, env.Params.Name, env.Params.Meta)
+	if env.MCP.ProtocolVersion != "" {
+		m.ProtocolVersion = env.MCP.ProtocolVersion
+		m.Era = EraOf(env.MCP.ProtocolVersion)
+	}
+	if env.MCP.Era != "" {
+		m.Era = env.MCP.Era
+	}
+	if env.MCP.ClientInfo != nil {
+		m.ClientInfo = env.MCP.ClientInfo
+	}
+	m.JSONRPCID = env.MCP.JSONRPCID
+	m.Round = roundOf(env.Params.RequestState, env.Params.InputResponses)
+	if env.MCP.Round > 0 {
+		m.Round = env.MCP.Round
+	}
+	d.mcp = m
+	switch {
+	case env.CallID == "":
+		d.err, d.rpcCode = NewError(CodeBadRequest, "the mcpfn envelope has no callId"), RPCInvalidRequest
+	case env.Params.Name == "":
+		d.err, d.rpcCode = NewError(CodeBadRequest, "the mcpfn envelope names no tool (params.name)"), RPCInvalidParams
+	}
+	return d
+}
+
+// rpcRequest is a JSON-RPC 2.0 request or notification.
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+type rpcCallParams struct {
+	Name           string          `json:"name"`
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	Meta           map[string]any  `json:"_meta,omitempty"`
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string          `json:"requestState,omitempty"`
+}
+
+func decodeBatch(payload []byte, limits Limits) *invocation {
+	var items []json.RawMessage
+	if err := json.Unmarshal(payload, &items); err != nil {
+		d := decodeFailure(SourceJSONRPC, RPCParseError, CodeBadRequest, "malformed JSON-RPC batch: %v", err)
+		return &invocation{source: SourceJSONRPC, calls: []*decoded{d}}
+	}
+	inv := &invocation{source: SourceJSONRPC, batch: true}
+	switch {
+	case len(items) == 0:
+		inv.calls = []*decoded{decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "empty JSON-RPC batch")}
+		inv.batch = false
+	case len(items) > limits.MaxBatch:
+		inv.calls = []*decoded{decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest,
+			"the JSON-RPC batch has %d requests; this function accepts at most %d", len(items), limits.MaxBatch)}
+		inv.batch = false
+	default:
+		for _, it := range items {
+			inv.calls = append(inv.calls, decodeJSONRPC(it))
+		}
+	}
+	return inv
+}
+
+func decodeJSONRPC(payload []byte) *decoded {
+	var req rpcRequest
+	if err := json.Unmarshal(payload, &req); err != nil || req.JSONRPC != "2.0" || req.Method == "" {
+		msg := "a JSON-RPC request needs \"jsonrpc\":\"2.0\" and a method"
+		if err != nil {
+			msg = fmt.Sprintf("malformed JSON-RPC request: %v", err)
+		}
+		d := decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "%s", msg)
+		d.rpcID = req.ID
+		return d
+	}
+	d := &decoded{source: SourceJSONRPC, method: req.Method, rpcID: req.ID, isNotify: len(req.ID) == 0}
+	if req.Method != "tools/call" {
+		// tools/list, initialize, ping and notifications are answered
+		// by the function itself; they are not tool calls.
+		d.mcp = mcpMetaFrom(req.Method, "", paramsMeta(req.Params))
+		return d
+	}
+	var p rpcCallParams
+	if len(req.Params) == 0 {
+		d.err, d.rpcCode = NewError(CodeBadRequest, "tools/call needs params with a tool name"), RPCInvalidParams
+		return d
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		d.err, d.rpcCode = Errorf(CodeBadRequest, "malformed tools/call params: %v", err), RPCInvalidParams
+		return d
+	}
+	d.toolName, d.args, d.meta = p.Name, p.Arguments, p.Meta
+	d.mcp = mcpMetaFrom(req.Method, p.Name, p.Meta)
+	d.mcp.JSONRPCID = req.ID
+	d.mcp.Round = roundOf(p.RequestState, p.InputResponses)
+	if d.mcp.Era == EraUnknown {
+		// A JSON-RPC request without a modern _meta follows an
+		// initialize-era protocol; which version, only its session knew.
+		d.mcp.Era = EraLegacy
+	}
+	if p.Name == "" {
+		d.err, d.rpcCode = NewError(CodeBadRequest, "tools/call params name no tool"), RPCInvalidParams
+	}
+	return d
+}
+
+func paramsMeta(params json.RawMessage) map[string]any {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Meta
+}
+
+func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *decoded {
+	facts := &AgentCoreFacts{
+		ToolName:       custom[acToolName],
+		RequestID:      custom[acRequestID],
+		MCPMessageID:   custom[acMessageID],
+		GatewayID:      custom[acGatewayID],
+		TargetID:       custom[acTargetID],
+		MessageVersion: custom[acMessageVersion],
+	}
+	name := facts.ToolName
+	if _, after, ok := strings.Cut(name, acTargetSeparator); ok {
+		name = after
+	}
+	d := &decoded{source: SourceAgentCore, method: "tools/call", toolName: name, agentCore: facts,
+		mcp: &MCPMeta{Era: EraUnknown, Method: "tools/call", Tool: name, Round: 1}}
+	if facts.RequestID != "" && facts.MCPMessageID != "" {
+		d.callID = facts.RequestID + ":" + facts.MCPMessageID
+	}
+	if raw, ok := custom[acPropagatedHeaders]; ok && raw != "" {
+		headers, err := parsePropagatedHeaders(raw)
+		if err != nil {
+			d.err = Errorf(CodeBadRequest, "client context %s is not a JSON object of strings: %v", acPropagatedHeaders, err)
+			return d
+		}
+		facts.PropagatedHeaders = headers
+	}
+	switch {
+	case len(payload) > limits.MaxPayloadBytes:
+		d.err = Errorf(CodePayloadTooLarge, "the payload is %d bytes; this function accepts at most %d", len(payload), limits.MaxPayloadBytes)
+	case !utf8.Valid(payload):
+		d.err = NewError(CodeBadRequest, "the payload is not valid UTF-8")
+	default:
+		d.args = json.RawMessage(bytes.TrimSpace(payload))
+	}
+	return d
+}
+
+// parsePropagatedHeaders accepts the JSON object AgentCore serialises into a
+// string; values that are not strings are kept as their JSON text.
+func parsePropagatedHeaders(raw string) (map[string]string, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			out[k] = s
+		} else {
+			out[k] = string(v)
+		}
+	}
+	return out, nil
+}
+
+// mcpMetaFrom types the MCP facts of a request's _meta. Client info is read
+// only from a modern request's _meta: a legacy request carries none, and
+// none is invented.
+func mcpMetaFrom(method, tool string, meta map[string]any) *MCPMeta {
+	m := &MCPMeta{Method: method, Tool: tool, Meta: meta, Round: 1}
+	if meta == nil {
+		return m
+	}
+	if pv, ok := meta["io.modelcontextprotocol/protocolVersion"].(string); ok {
+		m.ProtocolVersion = pv
+		m.Era = EraOf(pv)
+	}
+	if m.Era == EraModern {
+		if ci, ok := meta["io.modelcontextprotocol/clientInfo"].(map[string]any); ok {
+			info := &ClientInfo{}
+			info.Name, _ = ci["name"].(string)
+			info.Title, _ = ci["title"].(string)
+			info.Version, _ = ci["version"].(string)
+			m.ClientInfo = info
+		}
+	}
+	m.ProgressToken = meta["progressToken"]
+	return m
+}
+
+func roundOf(requestState string, inputResponses json.RawMessage) int {
+	if requestState != "" || (len(inputResponses) > 0 && string(inputResponses) != "null") {
+		return 2
+	}
+	return 1
+}
+
+// depthExceeded reports whether valid JSON nests deeper than max. It scans
+// bytes (strings skipped) so a hostile 10,000-level payload costs one pass,
+// not a recursive decode.
+func depthExceeded(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// ClientContextFromHeader decodes an X-Amz-Client-Context header value (base64
+// JSON) the way Lambda does before it invokes a function, for an Invoke API
+// stand-in (the local stack) that must refuse what Lambda refuses.
+func ClientContextFromHeader(header string) (*lambdacontext.ClientContext, error) {
+	raw, err := base64.StdEncoding.DecodeString(header)
+	if err != nil {
+		return nil, fmt.Errorf("client context is not valid base64: %w", err)
+	}
+	var cc lambdacontext.ClientContext
+	if err := json.Unmarshal(raw, &cc); err != nil {
+		return nil, fmt.Errorf("client context is not a valid JSON object: %w", err)
+	}
+	return &cc, nil
+}

@@ -1,0 +1,59 @@
+package adapter
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// toolResult is the MCP CallToolResult the adapter writes. It is declared
+// here rather than taken from go-sdk so the wire shape is explicit and the
+// function does not pay for the SDK's content-type machinery per call.
+type toolResult struct {
+	Content           []textContent `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
+	IsError           bool          `json:"isError,omitempty"`
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// errorResult is the isError result a model reads: a small JSON body
+// {error, message, retryable, details?, hint?}.
+func errorResult(e *Error) json.RawMessage {
+	body, err := json.Marshal(e.body())
+	if err != nil {
+		// Details that cannot be marshalled are dropped, not fatal.
+		b := e.body()
+		b.Details = nil
+		body, _ = json.Marshal(b)
+	}
+	out, _ := json.Marshal(toolResult{Content: []textContent{{Type: "text", Text: string(body)}}, IsError: true})
+	return out
+}
+
+// successResult is step 7: the output must match the output schema, or the
+// tool broke its own contract — INTERNAL_SERVER_ERROR, never the caller's
+// validation error.
+func (f *Function) successResult(output any) (json.RawMessage, error) {
+	raw, err := json.Marshal(output)
+	if err != nil {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output cannot be marshalled: %w", err))
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
+	}
+	if err := f.tool.outResolved.Validate(generic); err != nil {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output does not match the output schema: %w", err))
+	}
+	out, err := json.Marshal(struct {
+		Content           []textContent   `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}{Content: []textContent{{Type: "text", Text: string(raw)}}, StructuredContent: raw})
+	if err != nil {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
+	}
+	return out, nil
+}
