@@ -1,0 +1,316 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/aws/smithy-go"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// The tools' names, as on tools/list and in each function's configuration.
+const (
+	ToolCreate = "broadcast_create"
+	ToolGet    = "broadcast_get"
+	ToolList   = "broadcast_list"
+	ToolDelete = "broadcast_delete"
+)
+
+// ScopeWrite is the scope broadcast_delete requires of the verified caller.
+const ScopeWrite = "broadcasts:write"
+
+// DimensionEntity is the dimension every tool records: the broadcast's id
+// (or, for broadcast_list, the channel listed), so the audit can answer "who
+// touched this entity".
+const DimensionEntity = "entityId"
+
+// Input limits, advertised in the schemas.
+const (
+	maxChannelLen    = 64
+	maxTextLen       = 4000
+	defaultListLimit = 25
+	maxListLimit     = 100
+	channelRegexp    = `[a-z0-9][a-z0-9_-]*`
+	idRegexp         = `[A-Z2-7]{26}`
+)
+
+// CreateInput is broadcast_create's input.
+type CreateInput struct {
+	Channel string `json:"channel" jsonschema:"channel to post to: lowercase letters, digits, '-' and '_'"`
+	Text    string `json:"text" jsonschema:"the message"`
+}
+
+// CreateOutput is broadcast_create's output.
+type CreateOutput struct {
+	ID        string `json:"id" jsonschema:"the new broadcast's id"`
+	CreatedAt string `json:"createdAt" jsonschema:"when it was posted (RFC 3339, UTC)"`
+}
+
+// GetInput is broadcast_get's input.
+type GetInput struct {
+	ID string `json:"id" jsonschema:"the broadcast's id, as broadcast_create returned it"`
+}
+
+// ListInput is broadcast_list's input.
+type ListInput struct {
+	Channel string `json:"channel" jsonschema:"the channel to list"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page, passed back unchanged with the same channel; omit for the first page"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"how many broadcasts per page (default 25)"`
+}
+
+// ListOutput is broadcast_list's output.
+type ListOutput struct {
+	Items      []Broadcast `json:"items" jsonschema:"the channel's broadcasts, newest first"`
+	NextCursor string      `json:"nextCursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last page"`
+}
+
+// DeleteInput is broadcast_delete's input.
+type DeleteInput struct {
+	ID string `json:"id" jsonschema:"the id of the broadcast to delete"`
+}
+
+// DeleteOutput is broadcast_delete's output: the broadcast as it was.
+type DeleteOutput struct {
+	Deleted Broadcast `json:"deleted" jsonschema:"the broadcast that was deleted"`
+}
+
+// The input schemas: inferred from the structs (descriptions from their tags)
+// and tightened here, so that tools/list advertises the limits and the adapter
+// enforces them before a handler runs.
+var (
+	channelSchema = func(p *jsonschema.Schema) {
+		p.MinLength, p.MaxLength, p.Pattern = jsonschema.Ptr(1), jsonschema.Ptr(maxChannelLen), "^"+channelRegexp+"$"
+	}
+	idSchema = func(p *jsonschema.Schema) {
+		p.Pattern = "^" + idRegexp + "$"
+	}
+
+	createSchema = schemaOf[CreateInput](map[string]func(*jsonschema.Schema){
+		"channel": channelSchema,
+		"text": func(p *jsonschema.Schema) {
+			p.MinLength, p.MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(maxTextLen)
+		},
+	})
+	getSchema  = schemaOf[GetInput](map[string]func(*jsonschema.Schema){"id": idSchema})
+	listSchema = schemaOf[ListInput](map[string]func(*jsonschema.Schema){
+		"channel": channelSchema,
+		"cursor":  func(p *jsonschema.Schema) { p.MaxLength = jsonschema.Ptr(maxCursorLen) },
+		"limit": func(p *jsonschema.Schema) {
+			p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(maxListLimit))
+			p.Default = json.RawMessage(fmt.Sprint(defaultListLimit))
+		},
+	})
+	deleteSchema = schemaOf[DeleteInput](map[string]func(*jsonschema.Schema){"id": idSchema})
+)
+
+// schemaOf infers T's schema and applies set to the named properties. It
+// panics on a name T lacks: that is a typo in this file, found at init.
+func schemaOf[T any](set map[string]func(*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	for name, f := range set {
+		p, ok := s.Properties[name]
+		if !ok {
+			panic(fmt.Sprintf("handlers: %T has no property %q", *new(T), name))
+		}
+		f(p)
+	}
+	return s
+}
+
+// BroadcastCreate is broadcast_create bound to store.
+func BroadcastCreate(store *Store) *adapter.Tool {
+	return adapter.MustDefine(adapter.ToolDef[CreateInput, CreateOutput]{
+		Name:  ToolCreate,
+		Title: "Post a broadcast",
+		Description: "Posts a message to a channel and returns the new broadcast's id. " +
+			"Retrying the same call returns the same id; it never posts twice.",
+		InputSchema: createSchema,
+		Handler: func(ctx context.Context, call *adapter.Call, in CreateInput) (CreateOutput, error) {
+			if err := bound(store); err != nil {
+				return CreateOutput{}, err
+			}
+			b := Broadcast{ID: newID(call), Channel: in.Channel, Text: in.Text, CreatedAt: store.stamp()}
+			call.SetDimension(DimensionEntity, b.ID)
+			err := store.Put(ctx, b)
+			var exists *ExistsError
+			if errors.As(err, &exists) {
+				// The id comes from the call id, so a taken id is almost
+				// always this call's own earlier attempt: answer as it did.
+				prev := exists.Existing
+				if prev == nil {
+					p, gerr := store.Get(ctx, b.ID)
+					if gerr != nil {
+						return CreateOutput{}, toolError(gerr)
+					}
+					prev = &p
+				}
+				if prev.Channel == in.Channel && prev.Text == in.Text {
+					return CreateOutput{ID: prev.ID, CreatedAt: prev.CreatedAt}, nil
+				}
+				return CreateOutput{}, adapter.NewError(adapter.CodeConflict, "this call id was already used to post a different broadcast").
+					WithHint("send a new call instead of retrying this one with changed arguments")
+			}
+			if err != nil {
+				return CreateOutput{}, toolError(err)
+			}
+			return CreateOutput{ID: b.ID, CreatedAt: b.CreatedAt}, nil
+		},
+	})
+}
+
+// BroadcastGet is broadcast_get bound to store.
+func BroadcastGet(store *Store) *adapter.Tool {
+	return adapter.MustDefine(adapter.ToolDef[GetInput, Broadcast]{
+		Name:        ToolGet,
+		Title:       "Read a broadcast",
+		Description: "Returns one broadcast by id.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		InputSchema: getSchema,
+		Handler: func(ctx context.Context, call *adapter.Call, in GetInput) (Broadcast, error) {
+			if err := bound(store); err != nil {
+				return Broadcast{}, err
+			}
+			call.SetDimension(DimensionEntity, in.ID)
+			b, err := store.Get(ctx, in.ID)
+			if err != nil {
+				return Broadcast{}, toolError(err)
+			}
+			return b, nil
+		},
+	})
+}
+
+// BroadcastList is broadcast_list bound to store.
+func BroadcastList(store *Store) *adapter.Tool {
+	return adapter.MustDefine(adapter.ToolDef[ListInput, ListOutput]{
+		Name:  ToolList,
+		Title: "List a channel's broadcasts",
+		Description: "Lists a channel's broadcasts, newest first, a page at a time. " +
+			"Pass nextCursor back as cursor for the next page.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		InputSchema: listSchema,
+		Handler: func(ctx context.Context, call *adapter.Call, in ListInput) (ListOutput, error) {
+			if err := bound(store); err != nil {
+				return ListOutput{}, err
+			}
+			call.SetDimension(DimensionEntity, in.Channel)
+			limit := in.Limit
+			if limit == 0 {
+				limit = defaultListLimit
+			}
+			page, err := store.List(ctx, in.Channel, limit, in.Cursor)
+			if err != nil {
+				return ListOutput{}, toolError(err)
+			}
+			return ListOutput(page), nil
+		},
+	})
+}
+
+// BroadcastDelete is broadcast_delete bound to store. It is destructive (the
+// audit writes its row ahead of the handler) and requires ScopeWrite.
+func BroadcastDelete(store *Store) *adapter.Tool {
+	return adapter.MustDefine(adapter.ToolDef[DeleteInput, DeleteOutput]{
+		Name:        ToolDelete,
+		Title:       "Delete a broadcast",
+		Description: "Deletes one broadcast by id and returns it as it was. Requires scope broadcasts:write.",
+		Destructive: true,
+		// Deleting again changes nothing more (it answers NOT_FOUND).
+		Idempotent:  true,
+		Scopes:      []string{ScopeWrite},
+		InputSchema: deleteSchema,
+		Handler: func(ctx context.Context, call *adapter.Call, in DeleteInput) (DeleteOutput, error) {
+			if err := bound(store); err != nil {
+				return DeleteOutput{}, err
+			}
+			call.SetDimension(DimensionEntity, in.ID)
+			b, err := store.Delete(ctx, in.ID)
+			if err != nil {
+				return DeleteOutput{}, toolError(err)
+			}
+			return DeleteOutput{Deleted: b}, nil
+		},
+	})
+}
+
+var catalog = sync.OnceValue(func() []*adapter.Tool {
+	return []*adapter.Tool{BroadcastCreate(nil), BroadcastGet(nil), BroadcastList(nil), BroadcastDelete(nil)}
+})
+
+// Catalog returns every tool's definition, in a stable order, for tools/list
+// and for generating schemas. Its tools are bound to no store: running one
+// fails with INTERNAL_SERVER_ERROR, which is right for the gateway, which
+// only lists them and forwards calls to the tools' own functions.
+func Catalog() []*adapter.Tool { return slices.Clone(catalog()) }
+
+var errUnbound = errors.New("handlers: this tool is a catalog definition bound to no store; functions bind it with handlers.MustStoreFromEnv()")
+
+func bound(s *Store) error {
+	if s == nil {
+		return errUnbound
+	}
+	return nil
+}
+
+// idEncoding is base32 without padding: 16 bytes become 26 characters of
+// [A-Z2-7], safe in URLs, logs and case-insensitive contexts.
+var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// newID derives a broadcast id from the call id, which the adapter keeps
+// stable across retries of one call (see the package doc). Without a call id
+// it is random.
+func newID(call *adapter.Call) string {
+	var b [16]byte
+	if call != nil && call.ID != "" {
+		sum := sha256.Sum256([]byte("mcpfn/broadcast-id/v1\x00" + call.ID))
+		copy(b[:], sum[:])
+	} else {
+		_, _ = rand.Read(b[:])
+	}
+	return idEncoding.EncodeToString(b[:])
+}
+
+// toolError turns a store error into what the caller should see. Domain
+// failures become *adapter.Error; throttling and deadlines become retryable
+// codes; anything else is returned as is, and the adapter scrubs it to
+// INTERNAL_SERVER_ERROR for the caller while the audit keeps it whole.
+func toolError(err error) error {
+	var apiErr smithy.APIError
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return adapter.NewError(adapter.CodeNotFound, "no broadcast with this id").WithCause(err)
+	case errors.Is(err, ErrBadCursor):
+		return adapter.NewError(adapter.CodeValidation, "invalid cursor").
+			WithDetails([]adapter.Issue{{Path: "/cursor", Message: err.Error()}}).
+			WithHint("pass nextCursor back unchanged, with the same channel; omit cursor to start from the first page").
+			WithCause(err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return adapter.NewError(adapter.CodeTimeout, "the broadcasts table did not answer in time").WithCause(err)
+	case errors.As(err, &apiErr) && throttled[apiErr.ErrorCode()]:
+		return adapter.NewError(adapter.CodeRateLimited, "the broadcasts table is busy").
+			WithHint("retry after a short wait").WithCause(err)
+	}
+	return err
+}
+
+// throttled are the DynamoDB error codes that mean "slow down" (the SDK has
+// already retried them with backoff by the time a handler sees one).
+var throttled = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"RequestLimitExceeded":                   true,
+}
