@@ -1,0 +1,322 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// DynamoAPI is the part of *dynamodb.Client the audit package uses.
+type DynamoAPI interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Config configures an [Auditor]. Only Table and Client are required.
+type Config struct {
+	Table   string
+	Client  DynamoAPI
+	Emitter SpanEmitter // nil: no spans are emitted
+	// Fallback receives one JSON line per row that could not be written in
+	// time (default os.Stdout, which Lambda sends to CloudWatch Logs).
+	Fallback io.Writer
+	// TTL sets expiresAt = startedAt + TTL (default 90 days; negative: never).
+	TTL time.Duration
+	Now func() time.Time
+	// MaxAttempts bounds the PutItem attempts per row (default 5).
+	MaxAttempts int
+	// EntityDimension names the dimension indexed as entityKey (default "entityId").
+	EntityDimension string
+	// Reserve is kept back from ctx's deadline so the fallback line is
+	// printed before Lambda freezes the process (default 100 ms).
+	Reserve time.Duration
+	// AttemptTimeout caps one PutItem, so a hung connection cannot eat the
+	// whole budget (default 2 s).
+	AttemptTimeout time.Duration
+	// Budget bounds all attempts when ctx has no deadline (default 10 s).
+	Budget time.Duration
+}
+
+// Default values of [Config].
+const (
+	DefaultTTL             = 90 * 24 * time.Hour
+	DefaultMaxAttempts     = 5
+	DefaultEntityDimension = "entityId"
+
+	// FallbackMarker is the key that identifies a fallback log line.
+	FallbackMarker = "mcpfnAuditFallback"
+)
+
+// Auditor writes audit rows and emits their spans. It is safe for
+// concurrent use; create one per process (at cold start) and share it.
+type Auditor struct {
+	cfg   Config
+	outMu sync.Mutex // one fallback line per Write, never interleaved
+	stats struct {
+		written, duplicates, attempts, retries, fallbacks atomic.Int64
+	}
+}
+
+// Stats counts what an Auditor has done since it was created.
+type Stats struct {
+	Written    int64 // rows put (new, or completing a pending row)
+	Duplicates int64 // puts refused because the row was already there: success
+	Attempts   int64 // PutItem requests sent
+	Retries    int64 // attempts after a retryable failure
+	Fallbacks  int64 // rows printed to Fallback instead
+}
+
+// New returns an Auditor for cfg, filling in defaults.
+func New(cfg Config) *Auditor {
+	if cfg.Fallback == nil {
+		cfg.Fallback = os.Stdout
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.EntityDimension == "" {
+		cfg.EntityDimension = DefaultEntityDimension
+	}
+	if cfg.Reserve <= 0 {
+		cfg.Reserve = 100 * time.Millisecond
+	}
+	if cfg.AttemptTimeout <= 0 {
+		cfg.AttemptTimeout = 2 * time.Second
+	}
+	if cfg.Budget <= 0 {
+		cfg.Budget = 10 * time.Second
+	}
+	return &Auditor{cfg: cfg}
+}
+
+// Table returns the table the Auditor writes to.
+func (a *Auditor) Table() string { return a.cfg.Table }
+
+// Stats returns a snapshot of the Auditor's counters.
+func (a *Auditor) Stats() Stats {
+	return Stats{
+		Written:    a.stats.written.Load(),
+		Duplicates: a.stats.duplicates.Load(),
+		Attempts:   a.stats.attempts.Load(),
+		Retries:    a.stats.retries.Load(),
+		Fallbacks:  a.stats.fallbacks.Load(),
+	}
+}
+
+// Pending writes the write-ahead row of a destructive tool before its
+// handler runs (Status "pending", no span), so a crash or timeout still
+// leaves evidence. It fills in row's missing ids exactly as Record would;
+// pass the same row to Record afterwards so the final row completes this one.
+// It never returns an error: a row that cannot be written is printed to the
+// fallback writer.
+func (a *Auditor) Pending(ctx context.Context, row *Row) {
+	if a == nil || row == nil {
+		return
+	}
+	a.prepare(row, StatusPending)
+	a.write(ctx, row)
+}
+
+// Record writes the final row of a call and emits its span.
+//
+// Ids: a row without TraceID belongs to a call that arrived without a trace
+// header; it gets a fresh trace id, no parent, and its span is a segment of
+// its own. A row with TraceID and ParentSpanID gets a subsegment of that
+// parent. SpanID, when empty, is minted, and is the id of the emitted span.
+// A row with Sampled "0" emits nothing but keeps its ids. Record fills these
+// into row, with the sanitized ArgsPreview and ExpiresAt.
+//
+// The write is one conditional PutItem: it creates the row or completes a
+// pending one, and a retried call (same CallID) whose row exists is a
+// success. Throttling, 5xx and network errors are retried with backoff within
+// ctx's deadline less the reserve; a row that still cannot be written is
+// printed to the fallback writer. Record never returns an error.
+func (a *Auditor) Record(ctx context.Context, row *Row) {
+	if a == nil || row == nil {
+		return
+	}
+	a.prepare(row, StatusDone)
+	if a.cfg.Emitter != nil && row.Sampled != "0" {
+		a.cfg.Emitter.EmitSpan(spanFor(row))
+	}
+	a.write(ctx, row)
+}
+
+// prepare settles the row's ids, preview and limits before anything is sent.
+func (a *Auditor) prepare(row *Row, status string) {
+	row.Status = status
+	if row.StartedAt.IsZero() {
+		row.StartedAt = a.cfg.Now()
+	}
+	if row.TraceID == "" {
+		// No trace header: the call is the root of a new trace. A parent id
+		// without a trace would name a segment nobody sent.
+		row.TraceID = NewTraceID(row.StartedAt)
+		row.ParentSpanID = ""
+	}
+	if row.SpanID == "" {
+		row.SpanID = NewSpanID()
+	}
+	if row.Arguments != nil {
+		row.ArgsPreview, row.ArgsTruncated = SanitizeArgs(row.Arguments)
+	}
+	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
+		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
+	}
+	clampRow(row)
+}
+
+func (a *Auditor) write(ctx context.Context, row *Row) {
+	item, err := itemFor(row, a.cfg.EntityDimension)
+	if err == nil {
+		_, err = a.put(ctx, item, row.Status == StatusPending)
+	}
+	if err != nil {
+		a.fallback(row, err)
+	}
+}
+
+// Put outcomes.
+const (
+	putWritten   = "written"
+	putDuplicate = "duplicate"
+)
+
+// put writes one item with bounded, deadline-aware retries. The SDK's own
+// retryer is switched off for these requests: two nested retry loops would
+// multiply the attempts and ignore the reserve this loop keeps.
+func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue, pending bool) (string, error) {
+	in := &dynamodb.PutItemInput{
+		TableName: aws.String(a.cfg.Table),
+		Item:      item,
+	}
+	if pending {
+		// A pending row never overwrites anything, least of all a final row.
+		in.ConditionExpression = aws.String("attribute_not_exists(callId)")
+	} else {
+		// A final row creates the row or completes a pending one; a final
+		// row already there is an earlier attempt of the same call.
+		in.ConditionExpression = aws.String("attribute_not_exists(callId) OR #status = :pending")
+		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{
+			":pending": &types.AttributeValueMemberS{Value: StatusPending},
+		}
+	}
+	now := a.cfg.Now()
+	deadline := now.Add(a.cfg.Budget)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.Add(-a.cfg.Reserve)
+	}
+	noRetry := func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} }
+	var lastErr error
+	for attempt := 1; attempt <= a.cfg.MaxAttempts; attempt++ {
+		if ctx.Err() != nil {
+			return "", errors.Join(ctx.Err(), lastErr)
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return "", errors.Join(errors.New("audit: no time left before the deadline"), lastErr)
+		}
+		actx, cancel := context.WithTimeout(ctx, min(remaining, a.cfg.AttemptTimeout))
+		a.stats.attempts.Add(1)
+		if attempt > 1 {
+			a.stats.retries.Add(1)
+		}
+		_, err := a.cfg.Client.PutItem(actx, in, noRetry)
+		cancel()
+		if err == nil {
+			a.stats.written.Add(1)
+			return putWritten, nil
+		}
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			a.stats.duplicates.Add(1)
+			return putDuplicate, nil
+		}
+		lastErr = err
+		if !retryable(err) || attempt == a.cfg.MaxAttempts {
+			break
+		}
+		// Full jitter: concurrent calls throttled together do not retry
+		// together.
+		backoff := time.Duration(rand.Int64N(int64(min(time.Second, 20*time.Millisecond<<(attempt-1))) + 1))
+		if time.Until(deadline) < backoff {
+			break
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	return "", fmt.Errorf("audit: put %s: %w", a.cfg.Table, lastErr)
+}
+
+// retryable reports whether a failed PutItem may succeed if sent again:
+// throttling, server errors and errors below HTTP (network, attempt timeout).
+// Client errors (validation, missing table, access denied) will not.
+func retryable(err error) bool {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
+		return true
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ProvisionedThroughputExceededException", "ThrottlingException",
+			"RequestLimitExceeded", "LimitExceededException",
+			"InternalServerError", "ServiceUnavailable", "TransactionConflictException":
+			return true
+		}
+		return api.ErrorFault() == smithy.FaultServer
+	}
+	return true
+}
+
+// fallbackLine is the structured log line of a row that was not written.
+// The marker key comes first so a human grepping logs sees it at once.
+type fallbackLine struct {
+	Marker int    `json:"mcpfnAuditFallback"`
+	Table  string `json:"table"`
+	Reason string `json:"reason,omitempty"`
+	Row    *Row   `json:"row"`
+}
+
+func (a *Auditor) fallback(row *Row, reason error) {
+	a.stats.fallbacks.Add(1)
+	line := fallbackLine{Marker: 1, Table: a.cfg.Table, Row: row}
+	if reason != nil {
+		line.Reason, _ = capUTF8(reason.Error(), 1024)
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		// Only ErrorDetails could fail to marshal, and prepare made it valid;
+		// still, a row must not vanish because of its details.
+		row.ErrorDetails = nil
+		b, _ = json.Marshal(line)
+	}
+	b = append(b, '\n')
+	a.outMu.Lock()
+	defer a.outMu.Unlock()
+	_, _ = a.cfg.Fallback.Write(b)
+}

@@ -1,0 +1,398 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of the argument preview. The preview is for a human reading an audit
+// row, not a copy of the call: 16 KB shows any realistic argument object whole
+// while keeping every row far below DynamoDB's 400 KB item limit.
+const (
+	PreviewLimit = 16 << 10
+	MaxDepth     = 20
+
+	// Redacted replaces the value of a key that names a secret.
+	Redacted = "[redacted]"
+	// DepthLimited replaces a container nested deeper than MaxDepth.
+	DepthLimited = "[depth limit]"
+)
+
+// SanitizeArgs turns raw call arguments into the preview stored on the row.
+//
+// Valid JSON is re-emitted compactly, key order preserved, with the value of
+// every key that names a secret (see [IsSecretKey]) replaced by "[redacted]",
+// string values that are bearer/basic credentials or JWTs replaced likewise,
+// and containers deeper than [MaxDepth] replaced by "[depth limit]". Anything
+// else (invalid JSON) is previewed as the raw text. Either way the result is
+// valid UTF-8 and at most [PreviewLimit] bytes, cut on a rune boundary, with
+// truncated reporting the cut: a truncated preview is no longer valid JSON.
+func SanitizeArgs(raw []byte) (preview string, truncated bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", false
+	}
+	if !json.Valid(raw) {
+		return capUTF8(string(raw), PreviewLimit)
+	}
+	s := sanitizer{in: raw, out: make([]byte, 0, min(len(raw), PreviewLimit)+16)}
+	full := s.run()
+	out := string(s.out)
+	if full {
+		out, _ = capUTF8(out, PreviewLimit)
+		return out, true
+	}
+	// json.Valid does not check UTF-8 inside strings; DynamoDB does.
+	return strings.ToValidUTF8(out, "\uFFFD"), false
+}
+
+// sanitizer walks JSON already known to be valid, copying it to out. Because
+// the input is valid the walk needs no error handling; it stops (by panicking
+// with errPreviewFull, recovered in run) once out passes PreviewLimit, so a
+// 1 MB argument costs no more than a 16 KB one.
+type sanitizer struct {
+	in  []byte
+	pos int
+	out []byte
+}
+
+type previewFull struct{}
+
+func (s *sanitizer) run() (full bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(previewFull); !ok {
+				panic(r)
+			}
+			full = true
+		}
+	}()
+	s.value(1)
+	return false
+}
+
+func (s *sanitizer) emit(b ...byte) {
+	s.out = append(s.out, b...)
+	if len(s.out) > PreviewLimit {
+		panic(previewFull{})
+	}
+}
+
+func (s *sanitizer) emitString(v string) {
+	s.out = append(s.out, '"')
+	s.out = append(s.out, v...)
+	s.emit('"')
+}
+
+func (s *sanitizer) ws() {
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case ' ', '\t', '\r', '\n':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value copies one value; depth is the nesting level a container here would have.
+func (s *sanitizer) value(depth int) {
+	s.ws()
+	switch c := s.in[s.pos]; c {
+	case '{', '[':
+		if depth > MaxDepth {
+			s.skipValue()
+			s.emitString(DepthLimited)
+			return
+		}
+		if c == '{' {
+			s.object(depth)
+		} else {
+			s.array(depth)
+		}
+	case '"':
+		start := s.pos
+		s.skipString()
+		if isSecretValue(s.in[start+1 : s.pos-1]) {
+			s.emitString(Redacted)
+			return
+		}
+		s.emit(s.in[start:s.pos]...)
+	default:
+		start := s.pos
+		for s.pos < len(s.in) && !isDelim(s.in[s.pos]) {
+			s.pos++
+		}
+		s.emit(s.in[start:s.pos]...)
+	}
+}
+
+func (s *sanitizer) object(depth int) {
+	s.pos++ // {
+	s.emit('{')
+	for {
+		s.ws()
+		if s.in[s.pos] == '}' {
+			s.pos++
+			s.emit('}')
+			return
+		}
+		if s.in[s.pos] == ',' {
+			s.pos++
+			s.emit(',')
+			s.ws()
+		}
+		start := s.pos
+		s.skipString()
+		key := s.in[start:s.pos]
+		s.emit(key...)
+		s.ws()
+		s.pos++ // :
+		s.emit(':')
+		if IsSecretKey(decodeKey(key)) {
+			s.ws()
+			s.skipValue()
+			s.emitString(Redacted)
+		} else {
+			s.value(depth + 1)
+		}
+		s.ws()
+	}
+}
+
+func (s *sanitizer) array(depth int) {
+	s.pos++ // [
+	s.emit('[')
+	for {
+		s.ws()
+		switch s.in[s.pos] {
+		case ']':
+			s.pos++
+			s.emit(']')
+			return
+		case ',':
+			s.pos++
+			s.emit(',')
+		}
+		s.value(depth + 1)
+		s.ws()
+	}
+}
+
+// skipString moves past the string starting at pos (at its opening quote).
+func (s *sanitizer) skipString() {
+	s.pos++
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case '\\':
+			s.pos += 2
+		case '"':
+			s.pos++
+			return
+		default:
+			s.pos++
+		}
+	}
+}
+
+// skipValue moves past one value without copying it. It is iterative, so
+// input nested ten thousand levels deep cannot exhaust the stack.
+func (s *sanitizer) skipValue() {
+	s.ws()
+	switch s.in[s.pos] {
+	case '"':
+		s.skipString()
+	case '{', '[':
+		level := 0
+		for s.pos < len(s.in) {
+			switch s.in[s.pos] {
+			case '"':
+				s.skipString()
+				continue
+			case '{', '[':
+				level++
+			case '}', ']':
+				level--
+				if level == 0 {
+					s.pos++
+					return
+				}
+			}
+			s.pos++
+		}
+	default:
+		for s.pos < len(s.in) && !isDelim(s.in[s.pos]) {
+			s.pos++
+		}
+	}
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+// decodeKey unquotes a JSON key. Escapes are decoded so that "p\u0061ssword"
+// cannot slip past the key check.
+func decodeKey(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	return k
+}
+
+// isSecretValue catches credentials under keys that do not say so, such as
+// {"header": "Bearer …"} or a JWT in a list: the key check alone misses them.
+func isSecretValue(inner []byte) bool {
+	if len(inner) > 7 && (hasPrefixFold(inner, "bearer ") || hasPrefixFold(inner, "basic ")) {
+		return true
+	}
+	// A JWT: three base64url parts, the header always starting {" → eyJ.
+	if len(inner) > 20 && bytes.HasPrefix(inner, []byte("eyJ")) && bytes.Count(inner, []byte(".")) == 2 {
+		for _, c := range inner {
+			if !(c == '.' || c == '-' || c == '_' || c == '=' || c < utf8.RuneSelf && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)))) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func hasPrefixFold(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && strings.EqualFold(string(b[:len(prefix)]), prefix)
+}
+
+// secretWords are single key words (after splitting, lower-cased) that name
+// a secret, including the common run-together spellings of all-lower-case keys.
+var secretWords = map[string]bool{
+	"password": true, "passwords": true, "passwd": true, "pwd": true, "passphrase": true,
+	"secret": true, "secrets": true, "token": true, "tokens": true,
+	"apikey": true, "apikeys": true, "authorization": true, "bearer": true,
+	"cookie": true, "cookies": true, "setcookie": true,
+	"credential": true, "credentials": true, "creds": true,
+	"otp": true, "totp": true, "signature": true, "jwt": true,
+	"privatekey": true, "accesskey": true, "secretkey": true, "sessionid": true,
+	"clientsecret": true, "accesstoken": true, "refreshtoken": true, "idtoken": true,
+	"authtoken": true, "apitoken": true, "sessiontoken": true, "csrftoken": true, "xsrftoken": true,
+}
+
+// secretPairs are two consecutive words that together name a secret.
+var secretPairs = map[[2]string]bool{
+	{"api", "key"}: true, {"api", "keys"}: true, {"private", "key"}: true,
+	{"access", "key"}: true, {"session", "id"}: true, {"session", "key"}: true,
+	{"signing", "key"}: true, {"encryption", "key"}: true, {"master", "key"}: true,
+}
+
+// tokenCounters are words that, next to "token(s)", make the key a count of
+// LLM tokens (maxTokens, max_output_tokens, tokenCount), not a credential.
+var tokenCounters = map[string]bool{
+	"max": true, "min": true, "num": true, "count": true, "total": true, "limit": true,
+	"input": true, "output": true, "prompt": true, "completion": true, "usage": true, "budget": true,
+}
+
+// authQualifiers follow "auth" in keys whose value is the credential itself
+// (authHeader, auth_code); "auth" followed by anything else (authMethod,
+// auth_type, authProvider) describes the mechanism and is kept.
+var authQualifiers = map[string]bool{
+	"header": true, "code": true, "value": true, "data": true, "string": true, "info": true,
+}
+
+// IsSecretKey reports whether an object key names a secret. The key is split
+// into words at '_', '-', '.', spaces and camelCase boundaries ("APIKey" →
+// api key) and matched case-insensitively word by word, so "author" or
+// "tokenizer" do not match while "x-api-key", "clientSecret" and
+// "AWS_SECRET_ACCESS_KEY" do. "auth" counts as a secret when it is the last
+// word ("auth", "basicAuth") or followed by a word like header or code; see
+// docs/audit.md for the full list.
+func IsSecretKey(key string) bool {
+	words := splitWords(key)
+	for i, w := range words {
+		prev, next := "", ""
+		if i > 0 {
+			prev = words[i-1]
+		}
+		if i+1 < len(words) {
+			next = words[i+1]
+		}
+		switch {
+		case w == "token" || w == "tokens":
+			if !tokenCounters[prev] && !tokenCounters[next] {
+				return true
+			}
+		case secretWords[w]:
+			return true
+		case w == "auth":
+			if next == "" || authQualifiers[next] {
+				return true
+			}
+		case next != "" && secretPairs[[2]string{w, next}]:
+			return true
+		}
+	}
+	return false
+}
+
+func splitWords(key string) []string {
+	var words []string
+	rs := []rune(key)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			words = append(words, strings.ToLower(string(rs[start:end])))
+		}
+		start = -1
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := rs[i-1]
+		if unicode.IsUpper(r) {
+			// fooBar → foo|Bar; APIKey → API|Key (an upper followed by a lower
+			// starts a word after a run of uppers).
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) ||
+				(unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+				flush(i)
+				start = i
+			}
+		}
+	}
+	flush(len(rs))
+	return words
+}
+
+// capUTF8 cuts s to at most n bytes without splitting a rune and replaces
+// invalid UTF-8, which DynamoDB would reject.
+func capUTF8(s string, n int) (string, bool) {
+	cut := false
+	if len(s) > n {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if len(s) > n { // each replacement can grow the text
+			return capUTF8(s, n)
+		}
+	}
+	return s, cut
+}
