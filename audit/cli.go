@@ -1,0 +1,130 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+const cliUsage = `usage: mcpfn-audit [flags] <command> [args]
+
+commands:
+  trace <traceId>          all rows of a trace, as a tree
+  entity <name> <value>    calls on an entity (a dimension), newest first
+  caller <subject>         calls by a verified caller subject, newest first
+  replay [file|-]          write fallback rows found in log text to the table
+
+flags:
+`
+
+// RunCLI is the mcpfn-audit command: main passes os.Args[1:] and the
+// standard streams and exits with the returned code. client may be nil, in
+// which case one is built from the default AWS configuration (which honours
+// AWS_ENDPOINT_URL_DYNAMODB). Kept here, not in main, so it is testable.
+func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, client DynamoAPI) int {
+	fs := flag.NewFlagSet("mcpfn-audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	table := fs.String("table", os.Getenv(EnvTable), "audit table name (env "+EnvTable+")")
+	asJSON := fs.Bool("json", false, "print rows as JSON lines instead of text")
+	limit := fs.Int("limit", 100, "entity/caller: at most this many rows (0: all)")
+	since := fs.Duration("since", 0, "entity/caller: only rows started within this long ago (0: all)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, cliUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return 2
+	}
+	if *table == "" {
+		fmt.Fprintln(stderr, "mcpfn-audit: no table: pass -table or set "+EnvTable)
+		return 2
+	}
+	if client == nil {
+		awsCfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			return 1
+		}
+		client = dynamodb.NewFromConfig(awsCfg)
+	}
+	// Replay writes to stderr what it could not write, never to stdout as
+	// a new fallback line: a failed replay must not feed the next one.
+	a := New(Config{Table: *table, Client: client, Fallback: stderr})
+	opts := QueryOptions{Limit: *limit, Newest: true}
+	if *since > 0 {
+		opts.Since = time.Now().Add(-*since)
+	}
+	print := func(rows []Row, err error) int {
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			return 1
+		}
+		if *asJSON {
+			return writeJSONRows(stdout, stderr, rows)
+		}
+		if err := WriteRows(stdout, rows); err != nil {
+			return 1
+		}
+		return 0
+	}
+	cmd, rest := rest[0], rest[1:]
+	switch {
+	case cmd == "trace" && len(rest) == 1:
+		rows, err := a.TraceRows(ctx, rest[0])
+		if err != nil || *asJSON {
+			return print(rows, err)
+		}
+		if err := WriteTraceTree(stdout, rest[0], rows); err != nil {
+			return 1
+		}
+		return 0
+	case cmd == "entity" && len(rest) == 2:
+		return print(a.EntityRows(ctx, rest[0], rest[1], opts))
+	case cmd == "caller" && len(rest) == 1:
+		return print(a.CallerRows(ctx, rest[0], opts))
+	case cmd == "replay" && len(rest) <= 1:
+		in := stdin
+		if len(rest) == 1 && rest[0] != "-" {
+			f, err := os.Open(rest[0])
+			if err != nil {
+				fmt.Fprintln(stderr, "mcpfn-audit:", err)
+				return 1
+			}
+			defer f.Close()
+			in = f
+		}
+		st, err := Replay(ctx, in, a)
+		fmt.Fprintf(stdout, "lines=%d found=%d written=%d present=%d failed=%d malformed=%d\n",
+			st.Lines, st.Found, st.Written, st.Present, st.Failed, st.Malformed)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			return 1
+		}
+		return 0
+	}
+	fs.Usage()
+	return 2
+}
+
+func writeJSONRows(stdout, stderr io.Writer, rows []Row) int {
+	enc := json.NewEncoder(stdout)
+	for i := range rows {
+		if err := enc.Encode(&rows[i]); err != nil {
+			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			return 1
+		}
+	}
+	return 0
+}
