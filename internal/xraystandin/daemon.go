@@ -1,0 +1,325 @@
+// Package xraystandin is a stand-in for the AWS X-Ray daemon: it receives the
+// UDP datagrams that X-Ray SDKs emit and keeps the segment documents, so
+// tests can assert on real spans and the local stack can write them to
+// .local/xray.jsonl. It does not forward anything to AWS.
+//
+// The daemon protocol is one document per datagram: the header line
+// {"format": "json", "version": 1}, a newline, then one segment or
+// subsegment as JSON. Datagrams that break it are counted (Malformed), never
+// fatal: a daemon must survive any client.
+//
+// Only the UDP segment intake is implemented. The real daemon also proxies
+// the sampling API on TCP; an SDK configured with the centralized sampling
+// strategy gets no rules from the stand-in and falls back to its local rules
+// (first request each second, then 5%), so tests should configure a
+// localized strategy that samples what they need.
+package xraystandin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// Document is one received segment or subsegment, with the fields tests and
+// the audit code look at parsed out; Raw keeps the document as sent.
+type Document struct {
+	ID       string `json:"id"`
+	TraceID  string `json:"trace_id"`
+	ParentID string `json:"parent_id"`
+	Name     string `json:"name"`
+	// Type is "subsegment" for a subsegment sent on its own and empty for a
+	// segment (and for subsegments nested in their parent's document).
+	Type        string         `json:"type"`
+	Namespace   string         `json:"namespace"`
+	StartTime   float64        `json:"start_time"`
+	EndTime     float64        `json:"end_time"`
+	InProgress  bool           `json:"in_progress"`
+	Error       bool           `json:"error"`
+	Fault       bool           `json:"fault"`
+	Throttle    bool           `json:"throttle"`
+	Annotations map[string]any `json:"annotations"`
+	// Metadata maps namespace to key to value, as X-Ray stores it.
+	Metadata map[string]any `json:"metadata"`
+	// Subsegments are the completed subsegments the sender nested inside
+	// this document instead of sending them on their own. The stand-in
+	// fills in their TraceID and ParentID from the enclosing document, which
+	// X-Ray leaves implicit.
+	Subsegments []Document `json:"subsegments"`
+
+	Raw json.RawMessage `json:"-"`
+}
+
+// header is the first line of every datagram, as the SDKs write it.
+type header struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
+
+// maxDatagram is the largest UDP payload; the real daemon rejects segments
+// over 64 KB, so nothing legitimate is larger.
+const maxDatagram = 65535
+
+// ErrClosed is returned by WaitFor once the daemon is closed and no
+// received document matched.
+var ErrClosed = errors.New("xraystandin: daemon closed")
+
+// Daemon receives segment documents on a UDP socket.
+type Daemon struct {
+	conn *net.UDPConn
+	done chan struct{} // closed when the read loop has ended
+
+	mu        sync.Mutex
+	docs      []Document
+	gen       int // bumped by Reset, so WaitFor knows its index is stale
+	malformed int
+	lastBad   string
+	out       io.Writer
+	// changed is closed and replaced whenever docs grows or the daemon
+	// closes, waking every WaitFor without a goroutine per waiter.
+	changed chan struct{}
+	closed  bool
+}
+
+// Listen opens the daemon on a UDP address such as "127.0.0.1:2000", or
+// "127.0.0.1:0" for a free port (see Addr), and starts receiving.
+func Listen(addr string) (*Daemon, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("xraystandin: %w", err)
+	}
+	conn, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("xraystandin: %w", err)
+	}
+	// Bursts from many concurrent calls would otherwise overflow the
+	// kernel's default socket buffer and be dropped silently. Best effort:
+	// the kernel may cap it.
+	_ = conn.SetReadBuffer(4 << 20)
+	d := &Daemon{conn: conn, done: make(chan struct{}), changed: make(chan struct{})}
+	go d.readLoop()
+	return d, nil
+}
+
+// Addr is the address the daemon listens on, as "host:port" — the form
+// xray.Config.DaemonAddr and AWS_XRAY_DAEMON_ADDRESS take.
+func (d *Daemon) Addr() string { return d.conn.LocalAddr().String() }
+
+// SetOutput makes the daemon append every document it accepts from now on
+// to w, compacted to one JSON line. Nil stops the output. Write errors are
+// ignored: losing the log must not stop the intake tests rely on.
+func (d *Daemon) SetOutput(w io.Writer) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.out = w
+}
+
+func (d *Daemon) readLoop() {
+	defer close(d.done)
+	buf := make([]byte, maxDatagram+1)
+	for {
+		n, _, err := d.conn.ReadFromUDP(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // e.g. ICMP-triggered errors; the socket stays usable
+		}
+		d.receive(buf[:n])
+	}
+}
+
+// receive records one datagram, or counts it as malformed.
+func (d *Daemon) receive(datagram []byte) {
+	doc, line, err := parseDatagram(datagram)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.malformed++
+		d.lastBad = err.Error()
+		return
+	}
+	d.docs = append(d.docs, doc)
+	if d.out != nil {
+		_, _ = d.out.Write(line)
+	}
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// parseDatagram checks the header, parses the document and returns it with
+// its compacted JSON line (newline-terminated) for the output. It is apart
+// from the socket so the fuzz target can drive it directly.
+func parseDatagram(datagram []byte) (Document, []byte, error) {
+	if len(datagram) > maxDatagram {
+		return Document{}, nil, errors.New("datagram exceeds 64 KB")
+	}
+	head, body, ok := bytes.Cut(datagram, []byte("\n"))
+	if !ok {
+		return Document{}, nil, errors.New("no header line")
+	}
+	var h header
+	if err := json.Unmarshal(head, &h); err != nil {
+		return Document{}, nil, fmt.Errorf("header: %w", err)
+	}
+	if h.Format != "json" || h.Version != 1 {
+		return Document{}, nil, fmt.Errorf("header: format %q version %d, want json 1", h.Format, h.Version)
+	}
+	var line bytes.Buffer
+	if err := json.Compact(&line, bytes.TrimSpace(body)); err != nil {
+		return Document{}, nil, fmt.Errorf("document: %w", err)
+	}
+	var doc Document
+	if err := json.Unmarshal(line.Bytes(), &doc); err != nil {
+		return Document{}, nil, fmt.Errorf("document: %w", err)
+	}
+	// The fields X-Ray itself requires of every segment and subsegment.
+	if doc.ID == "" || doc.Name == "" || doc.StartTime == 0 {
+		return Document{}, nil, errors.New("document: id, name and start_time are required")
+	}
+	if doc.TraceID == "" {
+		return Document{}, nil, errors.New("document: trace_id is required at the top level")
+	}
+	doc.Raw = json.RawMessage(bytes.Clone(line.Bytes()))
+	fillNested(&doc)
+	line.WriteByte('\n')
+	return doc, line.Bytes(), nil
+}
+
+// fillNested gives nested subsegments the trace and parent ids that their
+// position in the document implies, and their own Raw.
+func fillNested(parent *Document) {
+	if len(parent.Subsegments) == 0 {
+		return
+	}
+	var raw struct {
+		Subsegments []json.RawMessage `json:"subsegments"`
+	}
+	_ = json.Unmarshal(parent.Raw, &raw)
+	for i := range parent.Subsegments {
+		sub := &parent.Subsegments[i]
+		if sub.TraceID == "" {
+			sub.TraceID = parent.TraceID
+		}
+		if sub.ParentID == "" {
+			sub.ParentID = parent.ID
+		}
+		if i < len(raw.Subsegments) {
+			sub.Raw = raw.Subsegments[i]
+		}
+		fillNested(sub)
+	}
+}
+
+// Documents returns the documents received so far, in arrival order, as sent
+// (nested subsegments stay inside their parent; see Entities).
+func (d *Daemon) Documents() []Document {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Document(nil), d.docs...)
+}
+
+// Entities returns every segment and subsegment received so far: each
+// document followed by the subsegments nested in it, depth first. Whether an
+// SDK sends a subsegment on its own or inside its parent is its choice (the
+// Go SDK nests completed subsegments when the segment closes, streams them
+// when there are many), so assertions about spans should look here.
+func (d *Daemon) Entities() []Document {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var all []Document
+	for _, doc := range d.docs {
+		all = flatten(all, doc)
+	}
+	return all
+}
+
+func flatten(dst []Document, doc Document) []Document {
+	dst = append(dst, doc)
+	for _, sub := range doc.Subsegments {
+		dst = flatten(dst, sub)
+	}
+	return dst
+}
+
+// Malformed counts the datagrams rejected so far.
+func (d *Daemon) Malformed() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.malformed
+}
+
+// LastMalformed says why the latest malformed datagram was rejected, for
+// test failure messages; empty if none was.
+func (d *Daemon) LastMalformed() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lastBad
+}
+
+// Reset forgets the documents and the malformed count, so one daemon can
+// serve several tests that each look only at their own spans.
+func (d *Daemon) Reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.docs = nil
+	d.gen++
+	d.malformed = 0
+	d.lastBad = ""
+}
+
+// WaitFor returns the first entity (see Entities: documents and the
+// subsegments nested in them) for which match is true, waiting for new
+// datagrams until ctx is done or the daemon is closed. Entities received
+// before the call count, so there is no race with a sender that was faster
+// than the test.
+func (d *Daemon) WaitFor(ctx context.Context, match func(Document) bool) (Document, error) {
+	seen, gen := 0, -1
+	for {
+		d.mu.Lock()
+		if gen != d.gen {
+			seen, gen = 0, d.gen
+		}
+		docs := d.docs[seen:]
+		seen = len(d.docs)
+		changed, closed := d.changed, d.closed
+		d.mu.Unlock()
+		for _, doc := range docs {
+			for _, e := range flatten(nil, doc) {
+				if match(e) {
+					return e, nil
+				}
+			}
+		}
+		if closed {
+			return Document{}, ErrClosed
+		}
+		select {
+		case <-ctx.Done():
+			return Document{}, fmt.Errorf("xraystandin: no matching segment: %w", ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// Close stops receiving and releases the socket. Documents stay readable.
+func (d *Daemon) Close() error {
+	err := d.conn.Close()
+	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closed {
+		d.closed = true
+		close(d.changed)
+		d.changed = make(chan struct{})
+	}
+	if errors.Is(err, net.ErrClosed) {
+		return nil // already closed: Close is idempotent
+	}
+	return err
+}
