@@ -1,0 +1,391 @@
+package handlers_test
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/handlers"
+)
+
+// missingID is a well-formed id no test creates.
+const missingID = "AAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+func TestCreateGetListDelete(t *testing.T) {
+	a := newApp(t)
+
+	created := ok[handlers.CreateOutput](t, a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": "general", "text": "hello"}))
+	if len(created.ID) != 26 || created.CreatedAt == "" {
+		t.Fatalf("create returned %+v", created)
+	}
+
+	got := ok[handlers.Broadcast](t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": created.ID}))
+	want := handlers.Broadcast{ID: created.ID, Channel: "general", Text: "hello", CreatedAt: created.CreatedAt}
+	if got != want {
+		t.Fatalf("get = %+v, want %+v", got, want)
+	}
+
+	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general"}))
+	if len(page.Items) != 1 || page.Items[0] != want || page.NextCursor != "" {
+		t.Fatalf("list = %+v", page)
+	}
+	empty := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "elsewhere"}))
+	if len(empty.Items) != 0 || empty.NextCursor != "" {
+		t.Fatalf("list of an empty channel = %+v", empty)
+	}
+
+	deleted := ok[handlers.DeleteOutput](t, a.call(t, writer, handlers.ToolDelete, map[string]any{"id": created.ID}))
+	if deleted.Deleted != want {
+		t.Fatalf("delete returned %+v, want %+v", deleted.Deleted, want)
+	}
+	wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": created.ID}), adapter.CodeNotFound)
+
+	// Every call recorded the entity it touched.
+	for _, row := range a.rows.byCall(t) {
+		wantEntity := created.ID
+		if row.Tool == handlers.ToolList {
+			wantEntity = row.Dimensions[handlers.DimensionEntity] // the channel
+			if wantEntity != "general" && wantEntity != "elsewhere" {
+				t.Errorf("list row entity %q", wantEntity)
+			}
+		}
+		if got := row.Dimensions[handlers.DimensionEntity]; got != wantEntity {
+			t.Errorf("%s row: entityId %q, want %q", row.Tool, got, wantEntity)
+		}
+	}
+}
+
+func TestMissingIsNotFound(t *testing.T) {
+	a := newApp(t)
+	wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": missingID}), adapter.CodeNotFound)
+	r := a.call(t, writer, handlers.ToolDelete, map[string]any{"id": missingID})
+	wantCode(t, r, adapter.CodeNotFound)
+	if r.Err.Retryable {
+		t.Error("NOT_FOUND marked retryable")
+	}
+}
+
+func TestDeleteNeedsScope(t *testing.T) {
+	a := newApp(t)
+	created := ok[handlers.CreateOutput](t, a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": "general", "text": "keep me"}))
+
+	wantCode(t, a.call(t, reader, handlers.ToolDelete, map[string]any{"id": created.ID}), adapter.CodeForbidden)
+	wantCode(t, a.call(t, nil, handlers.ToolDelete, map[string]any{"id": created.ID}), adapter.CodeUnauthorized)
+
+	// Refused calls changed nothing.
+	ok[handlers.Broadcast](t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": created.ID}))
+}
+
+func TestInputLimitsAreInTheSchema(t *testing.T) {
+	a := newApp(t)
+	for name, args := range map[string]map[string]any{
+		"empty channel":     {"channel": "", "text": "x"},
+		"channel pattern":   {"channel": "No Spaces", "text": "x"},
+		"channel too long":  {"channel": strings.Repeat("c", 65), "text": "x"},
+		"empty text":        {"channel": "general", "text": ""},
+		"text too long":     {"channel": "general", "text": strings.Repeat("x", 4001)},
+		"missing text":      {"channel": "general"},
+		"unknown property":  {"channel": "general", "text": "x", "priority": 1},
+		"channel not a str": {"channel": 7, "text": "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			wantCode(t, a.call(t, reader, handlers.ToolCreate, args), adapter.CodeValidation)
+		})
+	}
+	wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": "../etc/passwd"}), adapter.CodeValidation)
+	wantCode(t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general", "limit": 0}), adapter.CodeValidation)
+	wantCode(t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general", "limit": 101}), adapter.CodeValidation)
+}
+
+func TestCreateRetryIsIdempotent(t *testing.T) {
+	a := newApp(t)
+	args := map[string]any{"channel": "general", "text": "once"}
+	first := ok[handlers.CreateOutput](t, a.callAs(t, "retried-call", reader, handlers.ToolCreate, args))
+	again := ok[handlers.CreateOutput](t, a.callAs(t, "retried-call", reader, handlers.ToolCreate, args))
+	if again != first {
+		t.Fatalf("retry returned %+v, first call %+v", again, first)
+	}
+	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general"}))
+	if len(page.Items) != 1 {
+		t.Fatalf("a retried create posted %d broadcasts", len(page.Items))
+	}
+	// The same call id with other arguments is not a retry.
+	wantCode(t, a.callAs(t, "retried-call", reader, handlers.ToolCreate, map[string]any{"channel": "general", "text": "twice"}), adapter.CodeConflict)
+	// A new call posts a new broadcast.
+	other := ok[handlers.CreateOutput](t, a.call(t, reader, handlers.ToolCreate, args))
+	if other.ID == first.ID {
+		t.Fatal("two calls got one id")
+	}
+}
+
+func TestListPaginates250(t *testing.T) {
+	a := newApp(t)
+	const n = 250
+	ids := createMany(t, a, "busy", n, 8)
+	// Noise in another channel must not leak into the listing.
+	createMany(t, a, "quiet", 5, 5)
+
+	for _, limit := range []int{0, 7, 100} { // 0: the default (25)
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			seen := map[string]bool{}
+			var all []handlers.Broadcast
+			cursor, pages := "", 0
+			for {
+				args := map[string]any{"channel": "busy"}
+				if limit > 0 {
+					args["limit"] = limit
+				}
+				if cursor != "" {
+					args["cursor"] = cursor
+				}
+				page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, args))
+				pages++
+				want := cmp.Or(limit, 25)
+				if len(page.Items) > want || (page.NextCursor != "" && len(page.Items) != want) {
+					t.Fatalf("page %d: %d items with limit %d (next %q)", pages, len(page.Items), want, page.NextCursor)
+				}
+				for _, b := range page.Items {
+					if seen[b.ID] {
+						t.Fatalf("page %d repeats %s", pages, b.ID)
+					}
+					seen[b.ID] = true
+				}
+				all = append(all, page.Items...)
+				if page.NextCursor == "" {
+					break
+				}
+				if pages > n {
+					t.Fatal("pagination does not end")
+				}
+				cursor = page.NextCursor
+			}
+			if len(all) != n {
+				t.Fatalf("listed %d broadcasts, created %d", len(all), n)
+			}
+			for _, id := range ids {
+				if !seen[id] {
+					t.Fatalf("created %s, never listed", id)
+				}
+			}
+			if !slices.IsSortedFunc(all, func(x, y handlers.Broadcast) int { return strings.Compare(y.CreatedAt, x.CreatedAt) }) {
+				t.Fatal("not newest first")
+			}
+			// A full last page (250 = 10×25) must not hand out a cursor to
+			// an empty page.
+			perPage := cmp.Or(limit, 25)
+			if wantPages := (n + perPage - 1) / perPage; pages != wantPages {
+				t.Fatalf("%d pages, want %d", pages, wantPages)
+			}
+		})
+	}
+}
+
+// withField returns the JSON object raw with field set to value.
+func withField(t *testing.T, raw []byte, field, value string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m[field] = value
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestTamperedCursorIsValidationError(t *testing.T) {
+	a := newApp(t)
+	createMany(t, a, "busy", 3, 3)
+	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "busy", "limit": 1}))
+	if page.NextCursor == "" {
+		t.Fatal("no cursor after a page of 1 of 3")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(page.NextCursor)
+	if err != nil {
+		t.Fatalf("cursor is not base64url: %v", err)
+	}
+	reencode := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	flipped := []byte(page.NextCursor)
+	flipped[len(flipped)/2] ^= 0x01
+
+	for name, cursor := range map[string]string{
+		"garbage":        "not a cursor!",
+		"flipped byte":   string(flipped),
+		"padded":         page.NextCursor + "==",
+		"not json":       reencode("hello"),
+		"extra field":    reencode(strings.Replace(string(raw), "{", `{"x":1,`, 1)),
+		"other version":  reencode(strings.Replace(string(raw), `"v":1`, `"v":2`, 1)),
+		"moved position": reencode(withField(t, raw, "i", missingID)),
+		"no checksum":    reencode(withField(t, raw, "s", "")),
+		"bad id":         reencode(strings.Replace(string(raw), `"i":"`, `"i":"../`, 1)),
+		"bad time":       reencode(strings.Replace(string(raw), `"t":"`, `"t":"x`, 1)),
+		"trailing data":  reencode(string(raw) + "{}"),
+		"other channel":  page.NextCursor, // sent with channel "quiet" below
+		"way too long":   strings.Repeat("A", 513),
+		"empty json obj": reencode("{}"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			channel := "busy"
+			if name == "other channel" {
+				channel = "quiet"
+			}
+			r := a.call(t, nil, handlers.ToolList, map[string]any{"channel": channel, "cursor": cursor})
+			wantCode(t, r, adapter.CodeValidation)
+		})
+	}
+	// The untampered cursor still works.
+	next := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "busy", "limit": 1, "cursor": page.NextCursor}))
+	if len(next.Items) != 1 || next.Items[0].ID == page.Items[0].ID {
+		t.Fatalf("second page %+v", next)
+	}
+}
+
+// TestConcurrentStorm creates and deletes many broadcasts at once, each
+// delete racing the creates of other ids, and checks that the table holds
+// exactly the survivors and that every call left exactly its audit rows.
+func TestConcurrentStorm(t *testing.T) {
+	a := newApp(t)
+	const n = 120
+	ids := createMany(t, a, "storm", n, 16)
+
+	// Delete the even-indexed half while creating a second wave, all at once.
+	var wg sync.WaitGroup
+	errs := make(chan string, 2*n)
+	var waveMu sync.Mutex
+	var wave []string
+	for i := range n {
+		wg.Go(func() {
+			if i%2 == 0 {
+				r := a.call(t, writer, handlers.ToolDelete, map[string]any{"id": ids[i]})
+				if r.IsError {
+					errs <- fmt.Sprintf("delete %s: %s %s", ids[i], r.Err.Error, r.Err.Message)
+				}
+				return
+			}
+			r := a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": "storm", "text": fmt.Sprintf("wave %d", i)})
+			if r.IsError {
+				errs <- fmt.Sprintf("create: %s %s", r.Err.Error, r.Err.Message)
+				return
+			}
+			out := ok[handlers.CreateOutput](t, r)
+			waveMu.Lock()
+			wave = append(wave, out.ID)
+			waveMu.Unlock()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if t.Failed() {
+		return
+	}
+
+	want := map[string]bool{}
+	for i, id := range ids {
+		if i%2 == 1 {
+			want[id] = true
+		}
+	}
+	for _, id := range wave {
+		want[id] = true
+	}
+	got := map[string]bool{}
+	cursor := ""
+	for {
+		args := map[string]any{"channel": "storm", "limit": 100}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, args))
+		for _, b := range page.Items {
+			got[b.ID] = true
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("table holds %d broadcasts, want %d", len(got), len(want))
+	}
+	for id := range want {
+		if !got[id] {
+			t.Errorf("%s missing", id)
+		}
+	}
+	for i, id := range ids {
+		if i%2 == 0 {
+			wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": id}), adapter.CodeNotFound)
+		}
+	}
+
+	// Audit: one final row per call, each naming its own entity; one
+	// write-ahead row per delete, for the same call and entity.
+	rows := a.rows.byCall(t)
+	deletes := map[string]string{} // call id → entity
+	for id, row := range rows {
+		if row.Tool == handlers.ToolGet {
+			continue // the NOT_FOUND checks above
+		}
+		if !row.OK {
+			t.Errorf("call %s (%s) audited as failed: %s", id, row.Tool, row.ErrorCode)
+		}
+		if row.Dimensions[handlers.DimensionEntity] == "" {
+			t.Errorf("call %s (%s) has no entityId", id, row.Tool)
+		}
+		if row.Tool == handlers.ToolDelete {
+			deletes[id] = row.Dimensions[handlers.DimensionEntity]
+		}
+	}
+	a.rows.mu.Lock()
+	pending := slices.Clone(a.rows.pending)
+	a.rows.mu.Unlock()
+	if len(pending) != len(deletes) || len(deletes) != n/2 {
+		t.Fatalf("%d pending rows, %d delete calls, want %d", len(pending), len(deletes), n/2)
+	}
+	for _, p := range pending {
+		if _, ok := deletes[p.CallID]; !ok {
+			t.Errorf("pending row for %s, which has no final delete row", p.CallID)
+		}
+	}
+}
+
+// createMany posts n broadcasts to channel through broadcast_create with
+// workers concurrent callers and returns their ids in creation order of
+// index.
+func createMany(t *testing.T, a *app, channel string, n, workers int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range work {
+				r := a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": channel, "text": fmt.Sprintf("message %d", i)})
+				if r.IsError {
+					t.Errorf("create %d: %s %s", i, r.Err.Error, r.Err.Message)
+					continue
+				}
+				ids[i] = ok[handlers.CreateOutput](t, r).ID
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return ids
+}
