@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/time/rate"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// authenticator verifies the caller of one HTTP request and continues with
+// the verified identity (nil in AuthNone mode), or answers the request
+// itself (401).
+type authenticator interface {
+	authenticate(w http.ResponseWriter, r *http.Request, next func(r *http.Request, id *adapter.Identity))
+}
+
+type noAuth struct{}
+
+func (noAuth) authenticate(_ http.ResponseWriter, r *http.Request, next func(*http.Request, *adapter.Identity)) {
+	next(r, nil)
+}
+
+// iamAuth reads the principal that Lambda's Function URL (AuthType AWS_IAM)
+// or an API Gateway IAM authorizer verified. Only the event's request context
+// is trusted: it is written by AWS, whereas any header could be written by
+// the caller.
+type iamAuth struct{ scopes []string }
+
+func (a iamAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(*http.Request, *adapter.Identity)) {
+	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
+	if !ok || rc.Authorizer == nil || rc.Authorizer.IAM == nil {
+		http.Error(w, "unauthorized: this gateway accepts IAM (SigV4) signed requests through its Function URL only", http.StatusUnauthorized)
+		return
+	}
+	iam := rc.Authorizer.IAM
+	subject := iam.UserARN
+	if subject == "" {
+		subject = iam.CallerID
+	}
+	if subject == "" {
+		http.Error(w, "unauthorized: the request context names no IAM principal", http.StatusUnauthorized)
+		return
+	}
+	next(r, withClient(&adapter.Identity{
+		Subject:    subject,
+		AuthMethod: "iam",
+		ClientID:   iam.UserID,
+		Issuer:     "aws:iam",
+		Scopes:     slices.Clone(a.scopes),
+		// The AWS account is the natural tenant boundary of an IAM caller.
+		Tenant: iam.AccountID,
+	}, r))
+}
+
+// withClient adds the connection facts the audit row records. They describe
+// the request, they never identify the caller.
+func withClient(id *adapter.Identity, r *http.Request) *adapter.Identity {
+	ip := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(ip); err == nil {
+		ip = h
+	}
+	id.IP = ip
+	id.UserAgent = r.UserAgent()
+	return id
+}
+
+// identityExtraKey is where the JWT verifier leaves the identity in the
+// go-sdk's auth.TokenInfo.
+const identityExtraKey = "mcpfn/identity"
+
+// jwtAuth verifies bearer JWTs with go-sdk's auth.RequireBearerToken (which
+// writes the RFC 9728 WWW-Authenticate challenge) and golang-jwt, against
+// keys from the issuer's JWKS (cached by jwkset, refreshed hourly and on an
+// unknown kid, at most once a minute).
+type jwtAuth struct {
+	cfg         JWTConfig
+	keys        jwkset.Storage
+	parser      *jwt.Parser
+	resourceURL string // fixed Config.ResourceURL, or "" to derive per request
+	path        string
+	scopes      []string // every scope the catalog's tools require
+}
+
+func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, scopes []string, logger *slog.Logger) (*jwtAuth, error) {
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Second}
+	}
+	store, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
+		Client:      client,
+		Ctx:         ctx,
+		HTTPTimeout: 5 * time.Second,
+		// A JWKS that is down at cold start must not keep the gateway from
+		// starting: the first token with an unknown kid retries the fetch.
+		NoErrorReturnFirstHTTPReq: true,
+		RefreshInterval:           time.Hour,
+		RefreshErrorHandler: func(ctx context.Context, err error) {
+			logger.WarnContext(ctx, "mcpfn gateway: JWKS fetch failed", "url", cfg.JWKSURL, "error", err)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: JWKS %q: %w", cfg.JWKSURL, err)
+	}
+	keys, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs:          map[string]jwkset.Storage{cfg.JWKSURL: store},
+		RateLimitWaitMax:  2 * time.Second,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: JWKS client: %w", err)
+	}
+	return &jwtAuth{
+		cfg:  cfg,
+		keys: keys,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}),
+			jwt.WithIssuer(cfg.Issuer),
+			jwt.WithAudience(cfg.Audience),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithLeeway(cfg.ClockSkew),
+		),
+		resourceURL: resourceURL,
+		path:        path,
+		scopes:      scopes,
+	}, nil
+}
+
+func (a *jwtAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(*http.Request, *adapter.Identity)) {
+	mw := auth.RequireBearerToken(a.verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: metadataURL(a.resource(r)),
+		ClockSkew:           a.cfg.ClockSkew,
+	})
+	mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ti := auth.TokenInfoFromContext(r.Context())
+		id, _ := ti.Extra[identityExtraKey].(*adapter.Identity)
+		if id == nil {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		// A copy per request: the connection facts differ per request.
+		c := *id
+		next(r, withClient(&c, r))
+	})).ServeHTTP(w, r)
+}
+
+// verify is the go-sdk TokenVerifier. Every verification failure wraps
+// auth.ErrInvalidToken, which the middleware answers with 401 and the
+// challenge.
+func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	claims := jwt.MapClaims{}
+	if _, err := a.parser.ParseWithClaims(token, claims, a.keyFunc(ctx)); err != nil {
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
+	sub, _ := claims["sub"].(string)
+	if sub == "" {
+		return nil, fmt.Errorf("%w: token has no subject", auth.ErrInvalidToken)
+	}
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return nil, fmt.Errorf("%w: token has no expiry", auth.ErrInvalidToken)
+	}
+	id := &adapter.Identity{
+		Subject:    sub,
+		AuthMethod: "jwt",
+		ClientID:   firstString(claims, "client_id", "azp"),
+		Issuer:     a.cfg.Issuer,
+		Scopes:     scopesOf(claims),
+		Tenant:     firstString(claims, "tenant"),
+	}
+	return &auth.TokenInfo{
+		Scopes:     id.Scopes,
+		Expiration: exp.Time,
+		UserID:     sub,
+		Extra:      map[string]any{identityExtraKey: id},
+	}, nil
+}
+
+func (a *jwtAuth) keyFunc(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		if kid == "" {
+			return nil, errors.New("token header has no kid")
+		}
+		k, err := a.keys.KeyRead(ctx, kid)
+		if err != nil {
+			return nil, fmt.Errorf("signing key %q: %w", kid, err)
+		}
+		if alg := string(k.Marshal().ALG); alg != "" && alg != t.Method.Alg() {
+			return nil, fmt.Errorf("key %q is for %s, token is signed with %s", kid, alg, t.Method.Alg())
+		}
+		switch key := k.Key().(type) {
+		case *rsa.PublicKey, *ecdsa.PublicKey:
+			return key, nil
+		case *rsa.PrivateKey:
+			return &key.PublicKey, nil
+		case *ecdsa.PrivateKey:
+			return &key.PublicKey, nil
+		default:
+			return nil, fmt.Errorf("key %q has unsupported type %T", kid, key)
+		}
+	}
+}
+
+// scopesOf reads "scope" (RFC 8693/9068: space separated) or "scp" (a list,
+// or a space separated string, as some issuers send).
+func scopesOf(c jwt.MapClaims) []string {
+	for _, name := range []string{"scope", "scp"} {
+		switch v := c[name].(type) {
+		case string:
+			if f := strings.Fields(v); len(f) > 0 {
+				return f
+			}
+		case []any:
+			var out []string
+			for _, s := range v {
+				if s, ok := s.(string); ok && s != "" {
+					out = append(out, s)
+				}
+			}
+			if len(out) > 0 {
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+func firstString(c jwt.MapClaims, names ...string) string {
+	for _, n := range names {
+		if s, ok := c[n].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// resource is the RFC 9728 resource identifier: the configured public URL,
+// or one derived from the request (its Host was checked against
+// AllowedHosts before authentication runs).
+func (a *jwtAuth) resource(r *http.Request) string {
+	if a.resourceURL != "" {
+		return a.resourceURL
+	}
+	scheme := "https"
+	if host, _, err := net.SplitHostPort(r.Host); (err == nil && isLoopbackHost(host)) || isLoopbackHost(r.Host) {
+		scheme = "http"
+	}
+	return scheme + "://" + r.Host + a.path
+}
+
+// metadataURL inserts the well-known segment between host and path, as RFC
+// 9728 §3.1 specifies.
+func metadataURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return ""
+	}
+	u.Path = wellKnownPRM + strings.TrimRight(u.Path, "/")
+	u.RawQuery, u.Fragment = "", ""
+	return u.String()
+}
+
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+// serveMetadata answers RFC 9728 protected-resource metadata requests with
+// go-sdk's handler.
+func (a *jwtAuth) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               a.resource(r),
+		AuthorizationServers:   []string{a.cfg.Issuer},
+		ScopesSupported:        a.scopes,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "mcpfn MCP gateway",
+	}).ServeHTTP(w, r)
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

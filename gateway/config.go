@@ -1,0 +1,310 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// AuthMode says how the gateway verifies callers. There is no default: a
+// gateway without authentication is a deliberate choice ([AuthNone]), never an
+// accident of configuration.
+type AuthMode string
+
+const (
+	// AuthIAM trusts the IAM principal that a Function URL (AuthType
+	// AWS_IAM) or an HTTP API IAM authorizer verified and put in the event's
+	// request context. Outside Lambda no request carries one, so every
+	// request is refused: a header claiming a principal is never trusted.
+	AuthIAM AuthMode = "iam"
+	// AuthJWT verifies a bearer JWT: signature against the issuer's JWKS,
+	// issuer, audience and expiry.
+	AuthJWT AuthMode = "jwt"
+	// AuthNone serves every request without identity. Tools that require
+	// scopes then fail closed in their functions (UNAUTHORIZED).
+	AuthNone AuthMode = "none"
+)
+
+// Environment variable names read by [ConfigFromEnv]. template.yaml sets them.
+const (
+	EnvToolFunctions  = "MCPFN_TOOL_FUNCTIONS"  // "tool=function,tool2=arn:aws:lambda:…"
+	EnvAuthMode       = "MCPFN_AUTH_MODE"       // iam | jwt | none
+	EnvJWTIssuer      = "MCPFN_JWT_ISSUER"      // exact "iss"
+	EnvJWTAudience    = "MCPFN_JWT_AUDIENCE"    // one of "aud"
+	EnvJWTJWKSURL     = "MCPFN_JWT_JWKS_URL"    // default issuer + "/.well-known/jwks.json"
+	EnvIAMScopes      = "MCPFN_IAM_SCOPES"      // scopes granted to every IAM principal (space or comma separated)
+	EnvAllowedHosts   = "MCPFN_ALLOWED_HOSTS"   // comma separated Host values
+	EnvAllowedOrigins = "MCPFN_ALLOWED_ORIGINS" // comma separated browser origins
+	EnvResourceURL    = "MCPFN_RESOURCE_URL"    // public URL of the MCP endpoint (RFC 9728 "resource")
+	EnvInvokeTimeout  = "MCPFN_INVOKE_TIMEOUT"  // Go duration, default 30s
+	EnvMaxBodyBytes   = "MCPFN_MAX_BODY_BYTES"  // default 1 MiB
+	EnvInvokeAttempts = "MCPFN_INVOKE_ATTEMPTS" // SDK attempts per Invoke, default 2
+	EnvMaxBatch       = "MCPFN_MAX_BATCH"       // largest 2025-03-26 batch accepted, default 64
+	EnvMCPPath        = "MCPFN_MCP_PATH"        // default "/mcp"
+	EnvListenAddr     = "MCPFN_LISTEN_ADDR"     // local server address, default 127.0.0.1:8080
+)
+
+const (
+	defaultJWKSPath    = "/.well-known/jwks.json"
+	defaultMCPPath     = "/mcp"
+	defaultListenAddr  = "127.0.0.1:8080"
+	defaultMaxBody     = 1 << 20
+	defaultTimeout     = 30 * time.Second
+	defaultAttempts    = 2
+	defaultMaxBatch    = 64
+	defaultDeadlineRes = 250 * time.Millisecond
+)
+
+// Invoker is the part of the Lambda API the gateway uses. *lambda.Client
+// implements it; tests may too.
+type Invoker interface {
+	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+// JWTConfig configures [AuthJWT].
+type JWTConfig struct {
+	Issuer   string // required: the token's "iss" must equal it
+	Audience string // required: the token's "aud" must contain it
+	JWKSURL  string // default Issuer + "/.well-known/jwks.json"
+	// ClockSkew tolerated on exp/nbf/iat. Default 30s.
+	ClockSkew time.Duration
+	// HTTPClient fetches the JWKS. Default: a client with a 5s timeout.
+	HTTPClient *http.Client
+}
+
+// Config configures a [Gateway]. Build it with [ConfigFromEnv] and set Tools,
+// or fill it in directly.
+type Config struct {
+	// Tools is the catalog: tools/list is built from it, so its schemas are
+	// the ones each function validates. The gateway never runs their
+	// handlers.
+	Tools []*adapter.Tool
+	// Functions maps a tool name to the Lambda function (name, partial or full
+	// ARN, optionally with :alias) that runs it. Every tool needs one.
+	Functions map[string]string
+
+	Auth AuthMode
+	JWT  JWTConfig
+	// IAMScopes are granted to every IAM principal in [AuthIAM] mode: IAM
+	// carries no scopes, and the IAM policy that let the principal call the
+	// Function URL is the grant.
+	IAMScopes []string
+
+	// ResourceURL is the public URL of the MCP endpoint, used as the RFC 9728
+	// "resource" and to build the resource_metadata URL in 401 challenges.
+	// Empty: derived from each request's Host (already checked against
+	// AllowedHosts).
+	ResourceURL string
+
+	// AllowedHosts, when set, is the exhaustive list of Host values served
+	// (on Lambda: the Function URL or API domain). Empty: only the go-sdk's
+	// DNS-rebinding protection applies (a loopback listener accepts loopback
+	// Host values only).
+	AllowedHosts []string
+	// AllowedOrigins are browser origins allowed besides same-origin
+	// requests. Requests without Origin/Sec-Fetch-Site (non-browser MCP
+	// clients) are not affected.
+	AllowedOrigins []string
+
+	// Path the MCP endpoint is served on. Default "/mcp".
+	Path string
+
+	// InvokeTimeout caps one forwarded call. It is further capped by the
+	// gateway's own deadline minus DeadlineReserve, so a slow function yields
+	// a TIMEOUT tool result rather than a gateway killed mid-response.
+	InvokeTimeout   time.Duration
+	DeadlineReserve time.Duration
+	// InvokeAttempts is the SDK's attempts per Invoke (throttles, 5xx and
+	// connection errors are retried with the same call id). Default 2.
+	InvokeAttempts int
+	// MaxBodyBytes bounds a request body (413 beyond). Default 1 MiB.
+	MaxBodyBytes int64
+	// MaxBatch bounds the number of messages in one JSON-RPC batch. Default 64.
+	MaxBatch int
+
+	// Lambda invokes the functions. Nil: a *lambda.Client from the default
+	// AWS configuration (AWS_ENDPOINT_URL_LAMBDA is honoured by the SDK).
+	Lambda Invoker
+	// Spans receives one span per forwarded call. Nil: none are emitted.
+	Spans SpanEmitter
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+
+	// ServerName and ServerVersion are the MCP server implementation info.
+	ServerName, ServerVersion string
+}
+
+// ConfigFromEnv reads the MCPFN_* environment (see the Env* constants). It
+// leaves Tools empty: the caller sets the catalog.
+func ConfigFromEnv() (Config, error) {
+	return configFrom(os.Getenv)
+}
+
+func configFrom(getenv func(string) string) (Config, error) {
+	var errs []error
+	cfg := Config{
+		Auth:           AuthMode(strings.ToLower(strings.TrimSpace(getenv(EnvAuthMode)))),
+		ResourceURL:    strings.TrimSpace(getenv(EnvResourceURL)),
+		AllowedHosts:   splitList(getenv(EnvAllowedHosts)),
+		AllowedOrigins: splitList(getenv(EnvAllowedOrigins)),
+		IAMScopes:      splitList(getenv(EnvIAMScopes)),
+		Path:           strings.TrimSpace(getenv(EnvMCPPath)),
+		JWT: JWTConfig{
+			Issuer:   strings.TrimSpace(getenv(EnvJWTIssuer)),
+			Audience: strings.TrimSpace(getenv(EnvJWTAudience)),
+			JWKSURL:  strings.TrimSpace(getenv(EnvJWTJWKSURL)),
+		},
+	}
+	fns, err := ParseToolFunctions(getenv(EnvToolFunctions))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Functions = fns
+	if v := strings.TrimSpace(getenv(EnvInvokeTimeout)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive Go duration such as 25s", EnvInvokeTimeout, v))
+		}
+		cfg.InvokeTimeout = d
+	}
+	intVar := func(name string, dst *int64) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
+			}
+			*dst = n
+		}
+	}
+	var attempts, maxBatch int64
+	intVar(EnvMaxBodyBytes, &cfg.MaxBodyBytes)
+	intVar(EnvInvokeAttempts, &attempts)
+	intVar(EnvMaxBatch, &maxBatch)
+	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
+	return cfg, errors.Join(errs...)
+}
+
+// ParseToolFunctions parses "tool=function,tool2=function2" (whitespace and
+// newlines around entries are ignored).
+func ParseToolFunctions(s string) (map[string]string, error) {
+	out := make(map[string]string)
+	for _, entry := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ';' }) {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		tool, fn, ok := strings.Cut(entry, "=")
+		tool, fn = strings.TrimSpace(tool), strings.TrimSpace(fn)
+		if !ok || tool == "" || fn == "" {
+			return nil, fmt.Errorf("%s: entry %q: want tool=function", EnvToolFunctions, entry)
+		}
+		if prev, dup := out[tool]; dup && prev != fn {
+			return nil, fmt.Errorf("%s: tool %q mapped twice (%q, %q)", EnvToolFunctions, tool, prev, fn)
+		}
+		out[tool] = fn
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// check fills defaults and rejects a configuration that would fail at the
+// first call instead of at cold start.
+func (c *Config) check() error {
+	var errs []error
+	switch c.Auth {
+	case AuthIAM, AuthNone:
+	case AuthJWT:
+		if c.JWT.Issuer == "" || c.JWT.Audience == "" {
+			errs = append(errs, fmt.Errorf("auth mode jwt needs %s and %s", EnvJWTIssuer, EnvJWTAudience))
+		}
+		if c.JWT.JWKSURL == "" {
+			c.JWT.JWKSURL = strings.TrimRight(c.JWT.Issuer, "/") + defaultJWKSPath
+		}
+		if c.JWT.ClockSkew == 0 {
+			c.JWT.ClockSkew = 30 * time.Second
+		}
+	case "":
+		errs = append(errs, fmt.Errorf("%s is not set: choose iam, jwt, or none (none must be explicit)", EnvAuthMode))
+	default:
+		errs = append(errs, fmt.Errorf("%s=%q: want iam, jwt, or none", EnvAuthMode, c.Auth))
+	}
+	if len(c.Tools) == 0 {
+		errs = append(errs, errors.New("gateway: no tools in the catalog"))
+	}
+	seen := make(map[string]bool, len(c.Tools))
+	for _, t := range c.Tools {
+		if t == nil {
+			errs = append(errs, errors.New("gateway: nil tool in the catalog"))
+			continue
+		}
+		if seen[t.Name()] {
+			errs = append(errs, fmt.Errorf("gateway: tool %q is in the catalog twice", t.Name()))
+		}
+		seen[t.Name()] = true
+		if c.Functions[t.Name()] == "" {
+			errs = append(errs, fmt.Errorf("gateway: tool %q has no function in %s", t.Name(), EnvToolFunctions))
+		}
+	}
+	var unknown []string
+	for name := range c.Functions {
+		if !seen[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		// A typo here would otherwise leave a tool silently unreachable.
+		errs = append(errs, fmt.Errorf("gateway: %s names tools not in the catalog: %s", EnvToolFunctions, strings.Join(unknown, ", ")))
+	}
+	if c.Path == "" {
+		c.Path = defaultMCPPath
+	}
+	if !strings.HasPrefix(c.Path, "/") {
+		errs = append(errs, fmt.Errorf("gateway: path %q must start with /", c.Path))
+	}
+	if c.InvokeTimeout == 0 {
+		c.InvokeTimeout = defaultTimeout
+	}
+	if c.DeadlineReserve == 0 {
+		c.DeadlineReserve = defaultDeadlineRes
+	}
+	if c.InvokeAttempts == 0 {
+		c.InvokeAttempts = defaultAttempts
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = defaultMaxBody
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = defaultMaxBatch
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ServerName == "" {
+		c.ServerName = "mcpfn-gateway"
+	}
+	if c.ServerVersion == "" {
+		c.ServerVersion = "0.1.0"
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,296 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// forwarder returns the tools/call handler of one catalog tool: it builds the
+// envelope, invokes the tool's function synchronously and turns the answer
+// (or the failure to get one) into the call's result.
+func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
+	name := t.Name()
+	// A destructive, non-idempotent tool whose outcome is unknown (the
+	// function crashed or timed out mid-call) must not be retried blindly:
+	// the first attempt may have taken effect.
+	var unsafeRetry bool
+	if a := t.MCPTool().Annotations; a != nil && a.DestructiveHint != nil {
+		unsafeRetry = *a.DestructiveHint && !a.IdempotentHint
+	}
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+		if ri == nil {
+			ri = &requestInfo{}
+		}
+		p := req.Params
+		pv := req.ProtocolVersion()
+		env := adapter.Envelope{
+			Version: adapter.EnvelopeVersion,
+			CallID:  newCallID(),
+			Params: adapter.EnvelopeParams{
+				Name:         p.Name,
+				Arguments:    p.Arguments,
+				Meta:         p.Meta,
+				RequestState: p.RequestState,
+			},
+			MCP: adapter.EnvelopeMCP{
+				Era:             adapter.EraOf(pv),
+				Method:          "tools/call",
+				ProtocolVersion: pv,
+				JSONRPCID:       ri.jsonrpcID,
+			},
+			// Only what the front verified. Client info, the session id and
+			// every header stay attribution or caller data.
+			Caller:    ri.identity,
+			SessionID: ri.sessionID,
+		}
+		if ci := req.ClientInfo(); ci != nil {
+			env.MCP.ClientInfo = &adapter.ClientInfo{Name: ci.Name, Title: ci.Title, Version: ci.Version}
+		}
+		if len(p.InputResponses) > 0 {
+			if b, err := json.Marshal(p.InputResponses); err == nil {
+				env.Params.InputResponses = b
+			}
+		}
+		header, spanID := forwardTrace(ri.trace)
+		env.TraceHeader = header
+		payload, err := json.Marshal(&env)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call's params cannot be forwarded: " + err.Error()}
+		}
+
+		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: time.Now()}
+		res, rpcErr := f.invoke(ctx, ri, payload, header)
+		if spanID != "" && g.cfg.Spans != nil {
+			g.cfg.Spans.EmitSpan(ctx, f.span(ri.trace, spanID))
+		}
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		return res, nil
+	}
+}
+
+// forward is one forwarded call's bookkeeping.
+type forward struct {
+	g           *Gateway
+	tool        string
+	function    string
+	callID      string
+	unsafeRetry bool
+	start, end  time.Time
+
+	requestID              string
+	throttle, error, fault bool
+	code                   adapter.Code
+}
+
+// invoke calls the function and maps every outcome. It returns exactly one
+// of a result or a JSON-RPC error.
+func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, traceHeader string) (*mcp.CallToolResult, *jsonrpc.Error) {
+	defer func() { f.end = time.Now() }()
+	cfg := f.g.cfg
+	deadline := f.start.Add(cfg.InvokeTimeout)
+	if !ri.deadline.IsZero() {
+		// Stop early enough to still answer before the gateway's own
+		// invocation ends.
+		if d := ri.deadline.Add(-cfg.DeadlineReserve); d.Before(deadline) {
+			deadline = d
+		}
+	}
+	if !deadline.After(f.start) {
+		return f.failure(adapter.CodeTimeout, "the gateway had no time left to call the tool", true, errors.New("no time left before the gateway's deadline")), nil
+	}
+	ictx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	out, err := f.g.invoker.Invoke(ictx, &lambda.InvokeInput{
+		FunctionName:   &f.function,
+		Payload:        payload,
+		InvocationType: types.InvocationTypeRequestResponse,
+		// ClientContext stays unset: the envelope carries everything, and
+		// client context is capped at 3,583 bytes and dropped by sam local.
+	}, lambda.WithAPIOptions(traceOptions(traceHeader)...))
+	if err != nil {
+		return f.invokeError(ictx, err), nil
+	}
+	f.requestID, _ = awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
+	if out.FunctionError != nil {
+		return f.functionError(*out.FunctionError, out.Payload), nil
+	}
+	var resp adapter.EnvelopeResponse
+	if err := json.Unmarshal(out.Payload, &resp); err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
+		f.error = true
+		return f.failure(adapter.CodeInternal, "the tool function gave an answer the gateway cannot read", false,
+			fmt.Errorf("function %s answered %d bytes that are not an mcpfn envelope response (%v)", f.function, len(out.Payload), err)), nil
+	}
+	if resp.Error != nil {
+		// A protocol failure the function reports (unknown tool, malformed
+		// params): a JSON-RPC error to the client, as the function meant.
+		f.error = true
+		e := &jsonrpc.Error{Code: int64(resp.Error.Code), Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			e.Data, _ = json.Marshal(resp.Error.Data)
+		}
+		return nil, e
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		f.error = true
+		return f.failure(adapter.CodeInternal, "the tool function's result is not an MCP CallToolResult", false,
+			fmt.Errorf("function %s result: %w", f.function, err)), nil
+	}
+	if res.IsError {
+		f.error = true
+	}
+	return &res, nil
+}
+
+// invokeError maps an Invoke that got no answer from the function.
+func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResult {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		f.requestID = re.ServiceRequestID()
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		f.fault = true
+		return f.failure(adapter.CodeTimeout, "the tool did not answer in time", true, err)
+	case errors.Is(err, context.Canceled):
+		f.fault = true
+		return f.failure(adapter.CodeUnavailable, "the call was cancelled before the tool answered", true, err)
+	}
+	var tooMany *types.TooManyRequestsException
+	status := 0
+	if re != nil {
+		status = re.HTTPStatusCode()
+	}
+	switch {
+	case errors.As(err, &tooMany) || status == http.StatusTooManyRequests:
+		f.throttle = true
+		// Lambda refused before running anything: always safe to retry.
+		return f.failure(adapter.CodeRateLimited, "the tool is busy (its function is throttled); retry after a short wait", false, err)
+	case status >= 500:
+		f.fault = true
+		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", false, err)
+	case status == http.StatusConflict:
+		// ResourceConflictException: the function is being updated.
+		f.fault = true
+		return f.failure(adapter.CodeUnavailable, "the tool is being updated; retry shortly", false, err)
+	case status == http.StatusRequestEntityTooLarge:
+		f.error = true
+		return f.failure(adapter.CodePayloadTooLarge, "the call's arguments are too large for the tool's function", false, err)
+	case status >= 400:
+		// Not found, access denied, invalid parameters: the gateway's
+		// configuration is wrong, and retrying changes nothing.
+		f.error = true
+		return f.failure(adapter.CodeInternal, "the gateway cannot reach this tool's function", false, err)
+	}
+	// No HTTP answer at all (connection refused or reset): the request may or
+	// may not have reached Lambda.
+	f.fault = true
+	return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", true, err)
+}
+
+// functionError maps X-Amz-Function-Error: the function ran and did not
+// answer with an envelope response (it crashed, ran out of memory or time,
+// or its runtime returned an error).
+func (f *forward) functionError(kind string, payload []byte) *mcp.CallToolResult {
+	var fe struct {
+		ErrorType    string `json:"errorType"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	_ = json.Unmarshal(payload, &fe)
+	raw := fmt.Errorf("function %s: %s function error %s: %s", f.function, kind, fe.ErrorType, fe.ErrorMessage)
+	if strings.Contains(fe.ErrorType, "Timedout") || strings.Contains(strings.ToLower(fe.ErrorMessage), "timed out") {
+		f.fault = true
+		return f.failure(adapter.CodeTimeout, "the tool did not finish in time", true, raw)
+	}
+	f.error = true
+	if kind == "Handled" {
+		// The function's runtime returned an error on purpose; the mcpfn
+		// adapter never does (it answers every failure in the envelope), so
+		// this function is not an mcpfn function or is misconfigured.
+		return f.failure(adapter.CodeInternal, "the tool failed", false, raw)
+	}
+	// Unhandled: the execution environment crashed. Lambda replaces it, so
+	// a retry usually meets a healthy one.
+	return f.failure(adapter.CodeUnavailable, "the tool failed unexpectedly; retry later", true, raw)
+}
+
+// failure builds the isError tool result the model reads, in the adapter's
+// error body shape, and logs the raw cause (never shown to the caller: it
+// can name functions, accounts and endpoints). ambiguous says the function
+// may have run.
+func (f *forward) failure(code adapter.Code, msg string, ambiguous bool, cause error) *mcp.CallToolResult {
+	f.code = code
+	e := adapter.NewError(code, msg).WithDetails(map[string]string{"callId": f.callID})
+	if ambiguous && f.unsafeRetry && e.Retryable {
+		e.Retryable = false
+		e.Hint = "this tool is destructive and the call may have taken effect: check before calling it again"
+	}
+	f.g.cfg.Logger.Warn("mcpfn gateway: forwarded call failed",
+		"tool", f.tool, "function", f.function, "callId", f.callID, "lambdaRequestId", f.requestID,
+		"code", string(code), "retryable", e.Retryable, "error", cause.Error())
+	return errorResult(e)
+}
+
+// errorBody is the JSON an isError tool result carries, the same shape the
+// adapter writes for failures inside a function.
+type errorBody struct {
+	Error     adapter.Code `json:"error"`
+	Message   string       `json:"message"`
+	Retryable bool         `json:"retryable"`
+	Details   any          `json:"details,omitempty"`
+	Hint      string       `json:"hint,omitempty"`
+}
+
+func errorResult(e *adapter.Error) *mcp.CallToolResult {
+	b, _ := json.Marshal(errorBody{Error: e.Code, Message: e.Message, Retryable: e.Retryable, Details: e.Details, Hint: e.Hint})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+func (f *forward) span(t adapter.Trace, id string) Span {
+	return Span{
+		TraceID: t.Root, ID: id, ParentID: t.Parent, Name: f.function,
+		Start: f.start, End: f.end,
+		Throttle: f.throttle, Error: f.error || f.throttle, Fault: f.fault,
+		Tool: f.tool, CallID: f.callID, Function: f.function, LambdaRequestID: f.requestID, ErrorCode: f.code,
+	}
+}
+
+// traceOptions put the forward's trace header on the Invoke request, and
+// take out the SDK's recursion-detection step, which would otherwise copy
+// _X_AMZN_TRACE_ID (shared by concurrent invocations on Lambda Managed
+// Instances) onto a request that has no header of its own.
+func traceOptions(header string) []func(*middleware.Stack) error {
+	opts := []func(*middleware.Stack) error{removeRecursionDetection}
+	if header != "" {
+		opts = append(opts, smithyhttp.SetHeaderValue("X-Amzn-Trace-Id", header))
+	}
+	return opts
+}
+
+func removeRecursionDetection(s *middleware.Stack) error {
+	if _, ok := s.Build.Get((&awsmiddleware.RecursionDetection{}).ID()); ok {
+		_, err := s.Build.Remove((&awsmiddleware.RecursionDetection{}).ID())
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,380 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// Gateway is the hosted MCP endpoint, an http.Handler. Build it once (at cold
+// start) with [New]; it is safe for concurrent requests.
+type Gateway struct {
+	cfg     Config
+	server  *mcp.Server
+	mcp     http.Handler
+	auth    authenticator
+	jwt     *jwtAuth // nil unless AuthJWT: serves RFC 9728 metadata
+	invoker Invoker
+	hosts   map[string]bool
+	origins *http.CrossOriginProtection
+	allowed map[string]bool // AllowedOrigins, for CORS response headers
+	stop    context.CancelFunc
+}
+
+// requestInfo is what the HTTP front learned about one JSON-RPC message that
+// the MCP server cannot tell a tool handler. It travels in the context the
+// go-sdk derives every handler context from; each message of a batch gets
+// its own.
+type requestInfo struct {
+	identity  *adapter.Identity // verified, or nil
+	sessionID string            // the Mcp-Session-Id header: caller data
+	trace     adapter.Trace     // the gateway's own trace position
+	deadline  time.Time         // the gateway's deadline (Lambda's), zero locally
+	jsonrpcID json.RawMessage   // the id of this message
+}
+
+type requestInfoKey struct{}
+
+// New checks cfg, builds the MCP server with one forwarding tool per catalog
+// entry and, unless cfg.Lambda is set, a Lambda client from the default AWS
+// configuration.
+func New(cfg Config) (*Gateway, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, stop: stop}
+	if g.invoker == nil {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = cfg.InvokeAttempts
+				// The caller is waiting: retry a throttle or a 5xx soon
+				// or not at all.
+				o.MaxBackoff = 400 * time.Millisecond
+			})
+		}))
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("gateway: AWS configuration: %w", err)
+		}
+		g.invoker = lambda.NewFromConfig(awsCfg)
+	}
+
+	switch cfg.Auth {
+	case AuthNone:
+		g.auth = noAuth{}
+	case AuthIAM:
+		g.auth = iamAuth{scopes: cfg.IAMScopes}
+	case AuthJWT:
+		var scopes []string
+		for _, t := range cfg.Tools {
+			for _, s := range t.Scopes() {
+				if !slices.Contains(scopes, s) {
+					scopes = append(scopes, s)
+				}
+			}
+		}
+		j, err := newJWTAuth(ctx, cfg.JWT, cfg.ResourceURL, cfg.Path, scopes, cfg.Logger)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		g.auth, g.jwt = j, j
+	}
+
+	if len(cfg.AllowedHosts) > 0 {
+		g.hosts = make(map[string]bool)
+		for _, h := range cfg.AllowedHosts {
+			g.hosts[strings.ToLower(h)] = true
+		}
+	}
+	g.origins = http.NewCrossOriginProtection()
+	g.allowed = make(map[string]bool)
+	for _, o := range cfg.AllowedOrigins {
+		if err := g.origins.AddTrustedOrigin(o); err != nil {
+			stop()
+			return nil, fmt.Errorf("gateway: %s: %w", EnvAllowedOrigins, err)
+		}
+		g.allowed[o] = true
+	}
+
+	g.server = mcp.NewServer(&mcp.Implementation{Name: cfg.ServerName, Version: cfg.ServerVersion}, &mcp.ServerOptions{
+		HasTools: true,
+		Logger:   cfg.Logger,
+	})
+	for _, t := range cfg.Tools {
+		// The raw handler: the gateway neither decodes nor validates the
+		// arguments; the function validates them against the same schema.
+		g.server.AddTool(t.MCPTool(), g.forwarder(t, cfg.Functions[t.Name()]))
+	}
+	g.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		// An explicit Host allow-list replaces the SDK's loopback-only
+		// check (which would refuse a Function URL's Host locally).
+		DisableLocalhostProtection:   len(cfg.AllowedHosts) > 0,
+		MaxRequestBodyBytes:          cfg.MaxBodyBytes,
+		Logger:                       cfg.Logger,
+		PropagateRequestCancellation: true,
+	})
+	return g, nil
+}
+
+// Close stops the gateway's background work (the JWKS refresh).
+func (g *Gateway) Close() error {
+	g.stop()
+	return nil
+}
+
+// Server returns the MCP server (for inspection; do not add tools to it).
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// ServeHTTP checks the request in the order that leaks least and costs least
+// (host, path, origin, method, media type, declared size, authentication,
+// body size) and hands it to the go-sdk streamable handler, one message at a
+// time.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.hosts != nil && !g.hostAllowed(r.Host) {
+		http.Error(w, fmt.Sprintf("Forbidden: host %q is not served here", r.Host), http.StatusForbidden)
+		return
+	}
+	if g.jwt != nil && (r.URL.Path == wellKnownPRM || r.URL.Path == wellKnownPRM+g.cfg.Path) {
+		g.jwt.serveMetadata(w, r)
+		return
+	}
+	if r.URL.Path != g.cfg.Path {
+		http.NotFound(w, r)
+		return
+	}
+	if err := g.origins.Check(r); err != nil {
+		http.Error(w, "Forbidden: cross-origin request from an origin not in "+EnvAllowedOrigins, http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && g.allowed[o] {
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Add("Vary", "Origin")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "POST")
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, X-Amzn-Trace-Id")
+			w.Header().Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Session-Id")
+	}
+	// Stateless: there is no SSE stream to GET and no session to DELETE.
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed: this stateless MCP endpoint accepts POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	if r.ContentLength > g.cfg.MaxBodyBytes {
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", g.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	g.auth.authenticate(w, r, func(r *http.Request, id *adapter.Identity) { g.serveMCP(w, r, id) })
+}
+
+func (g *Gateway) hostAllowed(host string) bool {
+	host = strings.ToLower(host)
+	if g.hosts[host] {
+		return true
+	}
+	// "example.com" allows "example.com:443" too.
+	if i := strings.LastIndexByte(host, ':'); i > 0 && !strings.HasSuffix(host, "]") {
+		return g.hosts[host[:i]]
+	}
+	return false
+}
+
+// serveMCP reads the (authenticated) body and dispatches it.
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.Identity) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return
+	}
+	ri := &requestInfo{
+		identity:  id,
+		sessionID: r.Header.Get("Mcp-Session-Id"),
+		trace:     gatewayTrace(r),
+	}
+	if d, ok := r.Context().Deadline(); ok {
+		ri.deadline = d
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		g.serveBatch(w, r, body, ri)
+		return
+	}
+	ri.jsonrpcID = messageID(body)
+	g.dispatch(w, r, body, ri)
+}
+
+// dispatch hands one JSON-RPC message to the go-sdk handler.
+func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, ri *requestInfo) {
+	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
+	r.Body = io.NopCloser(bytes.NewReader(msg))
+	r.ContentLength = int64(len(msg))
+	g.mcp.ServeHTTP(w, r)
+}
+
+// messageID returns the "id" of a JSON-RPC message, nil when it has none.
+func messageID(msg []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(msg, &m) != nil || string(m.ID) == "null" {
+		return nil
+	}
+	return m.ID
+}
+
+// serveBatch answers a 2025-03-26 JSON-RPC batch by dispatching each message
+// as its own request, concurrently, and assembling the responses in order
+// (docs/decisions/0005). Each message gets its own JSON-RPC id, its own
+// call id and its own invocation; they share only the verified identity and
+// the request's headers.
+func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, ri *requestInfo) {
+	// Batching was removed from the protocol in 2025-06-18.
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v >= "2025-06-18" {
+		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest,
+			fmt.Sprintf("JSON-RPC batches are not part of protocol version %s (only 2025-03-26 and earlier)", v))
+		return
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(body, &msgs); err != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCParseError, "malformed JSON-RPC batch: "+err.Error())
+		return
+	}
+	if len(msgs) == 0 {
+		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest, "empty JSON-RPC batch")
+		return
+	}
+	if len(msgs) > g.cfg.MaxBatch {
+		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest,
+			fmt.Sprintf("JSON-RPC batch of %d messages exceeds the limit of %d", len(msgs), g.cfg.MaxBatch))
+		return
+	}
+	outs := make([]*bufferedResponse, len(msgs))
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		wg.Go(func() {
+			mri := *ri
+			mri.jsonrpcID = messageID(m)
+			outs[i] = newBufferedResponse()
+			g.dispatch(outs[i], r, m, &mri)
+		})
+	}
+	wg.Wait()
+
+	var buf bytes.Buffer
+	n := 0
+	for i, o := range outs {
+		part := o.message(messageID(msgs[i]))
+		if part == nil {
+			continue // a notification: no response
+		}
+		if n == 0 {
+			buf.WriteByte('[')
+		} else {
+			buf.WriteByte(',')
+		}
+		buf.Write(part)
+		n++
+	}
+	if n == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	buf.WriteByte(']')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// bufferedResponse captures the go-sdk's answer to one message of a batch.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBufferedResponse() *bufferedResponse { return &bufferedResponse{header: make(http.Header)} }
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+func (b *bufferedResponse) Flush() {}
+
+// message turns the captured answer into the batch element: the JSON-RPC
+// response object as written, nothing for an accepted notification, or a
+// JSON-RPC error carrying the plain-text rejection (a bad element fails
+// alone, not the whole batch).
+func (b *bufferedResponse) message(id json.RawMessage) []byte {
+	body := bytes.TrimSpace(b.body.Bytes())
+	if b.status == http.StatusAccepted || (b.status < 300 && len(body) == 0) {
+		return nil
+	}
+	if mt, _, _ := mime.ParseMediaType(b.header.Get("Content-Type")); mt == "application/json" && len(body) > 0 && body[0] == '{' && json.Valid(body) {
+		return body
+	}
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	out, _ := json.Marshal(struct {
+		JSONRPC string           `json:"jsonrpc"`
+		ID      json.RawMessage  `json:"id"`
+		Error   adapter.RPCError `json:"error"`
+	}{"2.0", id, adapter.RPCError{Code: adapter.RPCInvalidRequest, Message: string(body)}})
+	return out
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string           `json:"jsonrpc"`
+		ID      json.RawMessage  `json:"id"`
+		Error   adapter.RPCError `json:"error"`
+	}{"2.0", id, adapter.RPCError{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,483 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// canonical re-encodes JSON with sorted keys and no insignificant space.
+func canonical(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(x)
+	return string(out)
+}
+
+func TestToolsListIsTheCatalog(t *testing.T) {
+	e := newEnv(t)
+	tok := e.iss.token(t, "alice", nil)
+	for _, version := range []string{"", "2025-11-25", "2025-03-26"} {
+		t.Run("version="+version, func(t *testing.T) {
+			cs := e.mustConnect(t, "lister", version, bearer(tok))
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Tools) != len(e.cat.tools()) {
+				t.Fatalf("listed %d tools, catalog has %d", len(res.Tools), len(e.cat.tools()))
+			}
+			listed := map[string]*mcp.Tool{}
+			for _, tl := range res.Tools {
+				listed[tl.Name] = tl
+			}
+			for _, want := range e.cat.tools() {
+				got, ok := listed[want.Name()]
+				if !ok {
+					t.Fatalf("tool %s not listed", want.Name())
+				}
+				if g, w := canonical(t, got), canonical(t, want.MCPTool()); g != w {
+					t.Errorf("tool %s differs from its definition:\n got  %s\n want %s", want.Name(), g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCallCarriesVerifiedFactsModern(t *testing.T) {
+	e := newEnv(t)
+	tok := e.iss.token(t, "alice", nil)
+	root := newTraceRoot()
+	h := bearer(tok)
+	h.Set("X-Amzn-Trace-Id", "Root="+root+";Parent=53995c3f42cd8ad8;Sampled=1")
+	cs := e.mustConnect(t, "modern-client", "", h)
+	f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "e-1"}))
+
+	if f.Source != "envelope" || f.EntityID != "e-1" {
+		t.Fatalf("facts = %+v", f)
+	}
+	if f.Subject != "alice" || f.AuthMethod != "jwt" || f.ClientID != "test-app" || f.Tenant != "tenant-1" ||
+		!slices.Equal(f.Scopes, []string{"things:read"}) {
+		t.Errorf("identity = %+v", f)
+	}
+	if f.Era != "modern" || f.ProtocolVersion != "2026-07-28" || f.ClientName != "modern-client" {
+		t.Errorf("mcp facts: era=%q version=%q client=%q", f.Era, f.ProtocolVersion, f.ClientName)
+	}
+	if f.JSONRPCID == "" {
+		t.Error("the JSON-RPC id did not reach the function")
+	}
+	if len(f.CallID) != 32 {
+		t.Errorf("call id %q: want the gateway's 128-bit hex id", f.CallID)
+	}
+	// The caller's trace reaches the function, with the gateway's
+	// subsegment as its parent; that subsegment is the caller's child.
+	sp, ok := e.spans.byCall(f.CallID)
+	if !ok {
+		t.Fatalf("no gateway span for call %s", f.CallID)
+	}
+	if f.TraceRoot != root || f.TraceParent != sp.ID || f.TraceFrom != "lambda" {
+		t.Errorf("function trace root=%q parent=%q from=%q; want root %q parent %q", f.TraceRoot, f.TraceParent, f.TraceFrom, root, sp.ID)
+	}
+	if sp.TraceID != root || sp.ParentID != "53995c3f42cd8ad8" || sp.Name != "fn-echo" || sp.Tool != "echo_call" ||
+		sp.LambdaRequestID != f.LambdaRequestID || sp.Error || sp.Fault || !sp.End.After(sp.Start) {
+		t.Errorf("span = %+v", sp)
+	}
+}
+
+func TestCallLegacyEras(t *testing.T) {
+	e := newEnv(t)
+	tok := e.iss.token(t, "bob", nil)
+	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run(version, func(t *testing.T) {
+			cs := e.mustConnect(t, "legacy-client", version, bearer(tok))
+			f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "e-" + version}))
+			if f.Era != "legacy" || f.ProtocolVersion != version || f.Subject != "bob" {
+				t.Errorf("facts = %+v", f)
+			}
+			// A stateless legacy request carries no client info (it was
+			// sent once, in initialize, on another request): none is
+			// invented.
+			if f.ClientName != "" {
+				t.Errorf("client name %q invented for a stateless legacy call", f.ClientName)
+			}
+			// No trace header from the caller: no trace, no invented parent.
+			if f.TraceRoot != "" || f.TraceParent != "" {
+				t.Errorf("trace %q/%q invented", f.TraceRoot, f.TraceParent)
+			}
+		})
+	}
+}
+
+func TestBatchOf20RunsConcurrently(t *testing.T) {
+	e := newEnv(t)
+	tok := e.iss.token(t, "carol", nil)
+	var msgs []string
+	for i := range 20 {
+		msgs = append(msgs, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"meet_together","arguments":{"entityId":"ent-%02d"}}}`, 100+i, i))
+	}
+	// A notification in the batch gets no response element.
+	msgs = append(msgs, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	start := time.Now()
+	// A 2025-03-26 client sends no Mcp-Protocol-Version header.
+	resp, body := e.post(t, "["+strings.Join(msgs, ",")+"]", bearer(tok))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var out []struct {
+		ID     int                 `json:"id"`
+		Result *mcp.CallToolResult `json:"result"`
+		Error  any                 `json:"error"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if len(out) != 20 {
+		t.Fatalf("%d responses, want 20: %s", len(out), body)
+	}
+	seenCalls := map[string]bool{}
+	for i, r := range out {
+		if r.ID != 100+i || r.Result == nil {
+			t.Fatalf("response %d: %+v", i, r)
+		}
+		f := factsFrom(t, r.Result)
+		if want := fmt.Sprintf("ent-%02d", i); f.EntityID != want {
+			t.Errorf("response %d has entity %q, want %q", i, f.EntityID, want)
+		}
+		if f.JSONRPCID != fmt.Sprint(100+i) || f.Subject != "carol" || f.Era != "legacy" || f.ProtocolVersion != "2025-03-26" {
+			t.Errorf("response %d facts %+v", i, f)
+		}
+		if seenCalls[f.CallID] {
+			t.Errorf("call id %s reused", f.CallID)
+		}
+		seenCalls[f.CallID] = true
+	}
+	if got := e.api.count("fn-together"); got != 20 {
+		t.Errorf("%d invocations, want 20", got)
+	}
+	t.Logf("batch of 20 through the barrier in %v", time.Since(start))
+
+	// Batches are not part of later protocol versions.
+	h := bearer(tok)
+	h.Set("Mcp-Protocol-Version", "2025-06-18")
+	if resp, body := e.post(t, "["+msgs[0]+"]", h); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("2025-06-18 batch: status %d: %s", resp.StatusCode, body)
+	}
+}
+
+func TestSpoofedAttributionNeverBecomesIdentity(t *testing.T) {
+	e := newEnv(t)
+	tok := e.iss.token(t, "mallory", func(c jwt.MapClaims) { c["tenant"] = "tenant-m" })
+	h := bearer(tok)
+	h.Set("Mcp-Session-Id", "session-of-alice")
+	h.Set("X-User", "alice")
+	h.Set("X-Forwarded-User", "alice")
+	h.Set("X-Amz-Caller-Id", "arn:aws:iam::111111111111:user/alice")
+	cs := e.mustConnect(t, "alice", "", h)
+
+	// A client that also claims alice in the request's own _meta.
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Name: "echo_call", Arguments: map[string]any{"entityId": "x"},
+		Meta: mcp.Meta{"io.modelcontextprotocol/clientInfo": map[string]any{"name": "alice", "version": "9"}, "user": "alice"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := factsFrom(t, res)
+	if f.Subject != "mallory" || f.Tenant != "tenant-m" {
+		t.Fatalf("identity became %q/%q", f.Subject, f.Tenant)
+	}
+	if f.ClientName != "alice" || f.SessionID != "session-of-alice" {
+		// Passed on as what they are: attribution and caller data.
+		t.Errorf("client name %q, session %q: want them passed through as attribution", f.ClientName, f.SessionID)
+	}
+
+	// Without authentication (auth none) the same headers give no identity.
+	open := newEnv(t, func(c *Config) { c.Auth = AuthNone })
+	cs = open.mustConnect(t, "admin", "", h)
+	f = factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "y"}))
+	if f.Subject != "" || f.AuthMethod != "" || f.Tenant != "" {
+		t.Fatalf("auth none produced identity %+v", f)
+	}
+	// And a scoped tool fails closed.
+	if te := toolErrorOf(t, callTool(t, cs, "thing_delete", map[string]any{"entityId": "y"})); te.Error != "UNAUTHORIZED" {
+		t.Fatalf("scoped tool without identity: %+v", te)
+	}
+}
+
+func TestTokenRejections(t *testing.T) {
+	e := newEnv(t)
+	other := newIssuer(t)
+	cases := map[string]string{
+		"missing":        "",
+		"wrong audience": e.iss.token(t, "alice", func(c jwt.MapClaims) { c["aud"] = "someone-else" }),
+		"expired":        e.iss.token(t, "alice", func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() }),
+		"bad signature":  e.iss.tokenWith(t, other.key, "alice", nil),
+		"wrong issuer":   e.iss.token(t, "alice", func(c jwt.MapClaims) { c["iss"] = other.URL }),
+		"no expiry":      e.iss.token(t, "alice", func(c jwt.MapClaims) { delete(c, "exp") }),
+		"garbage":        "not.a.jwt",
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	for name, tok := range cases {
+		t.Run(name, func(t *testing.T) {
+			resp, body := e.post(t, init, bearer(tok))
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			want := `Bearer resource_metadata="` + e.srv.URL + `/.well-known/oauth-protected-resource/mcp"`
+			if got := resp.Header.Get("WWW-Authenticate"); got != want {
+				t.Errorf("WWW-Authenticate = %q, want %q", got, want)
+			}
+			// The go-sdk client cannot get in either.
+			if _, err := e.connect(t, "c", "", bearer(tok)); err == nil {
+				t.Error("the MCP client connected")
+			}
+		})
+	}
+
+	// The challenge points at RFC 9728 metadata naming the issuer.
+	resp, err := http.Get(e.srv.URL + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var md struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+		ScopesSupported      []string `json:"scopes_supported"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&md); err != nil {
+		t.Fatal(err)
+	}
+	if md.Resource != e.mcpURL || !slices.Equal(md.AuthorizationServers, []string{e.iss.URL}) || !slices.Contains(md.ScopesSupported, "things:write") {
+		t.Errorf("metadata = %+v", md)
+	}
+}
+
+func TestInsufficientScopeIsTheToolsForbidden(t *testing.T) {
+	e := newEnv(t)
+	reader := e.mustConnect(t, "c", "", bearer(e.iss.token(t, "alice", nil)))
+	te := toolErrorOf(t, callTool(t, reader, "thing_delete", map[string]any{"entityId": "t-1"}))
+	if te.Error != "FORBIDDEN" || te.Retryable {
+		t.Fatalf("got %+v", te)
+	}
+	writer := e.mustConnect(t, "c", "", bearer(e.iss.token(t, "alice", func(c jwt.MapClaims) {
+		c["scope"] = "things:read things:write"
+	})))
+	if f := factsFrom(t, callTool(t, writer, "thing_delete", map[string]any{"entityId": "t-1"})); f.Subject != "alice" {
+		t.Fatalf("facts %+v", f)
+	}
+	// "scp" as a list works too.
+	scp := e.mustConnect(t, "c", "", bearer(e.iss.token(t, "alice", func(c jwt.MapClaims) {
+		delete(c, "scope")
+		c["scp"] = []string{"things:write"}
+	})))
+	if f := factsFrom(t, callTool(t, scp, "thing_delete", map[string]any{"entityId": "t-2"})); !slices.Equal(f.Scopes, []string{"things:write"}) {
+		t.Fatalf("facts %+v", f)
+	}
+}
+
+func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.InvokeTimeout = 500 * time.Millisecond })
+	h := bearer(e.iss.token(t, "alice", nil))
+	h.Set("X-Amzn-Trace-Id", "Root="+newTraceRoot()+";Parent=53995c3f42cd8ad8;Sampled=1")
+	cs := e.mustConnect(t, "c", "", h)
+	crash := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+		_, _ = w.Write([]byte(`{"errorType":"Runtime.ExitError","errorMessage":"RequestId: x Error: Runtime exited with error: signal: killed"}`))
+	}
+	lambdaTimeout := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+		_, _ = w.Write([]byte(`{"errorType":"Sandbox.Timedout","errorMessage":"RequestId: x Error: Task timed out after 3.00 seconds"}`))
+	}
+	throttle := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-ErrorType", "TooManyRequestsException")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}`))
+	}
+	serviceError := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-ErrorType", "ServiceException")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"Type":"Service","message":"internal failure"}`))
+	}
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	cases := []struct {
+		name, tool, fn string
+		h              http.HandlerFunc
+		code           string
+		retryable      bool
+	}{
+		{"crash", "flaky_get", "fn-flaky", crash, "UNAVAILABLE", true},
+		{"function timeout", "flaky_get", "fn-flaky", lambdaTimeout, "TIMEOUT", true},
+		{"throttled", "flaky_get", "fn-flaky", throttle, "RATE_LIMITED", true},
+		{"service error", "flaky_get", "fn-flaky", serviceError, "UNAVAILABLE", true},
+		{"gateway timeout", "flaky_get", "fn-flaky", hang, "TIMEOUT", true},
+		// A destructive tool whose call may have taken effect is not
+		// retryable; one Lambda refused to run is.
+		{"destructive crash", "flaky_delete", "fn-flaky-delete", crash, "UNAVAILABLE", false},
+		{"destructive timeout", "flaky_delete", "fn-flaky-delete", hang, "TIMEOUT", false},
+		{"destructive throttled", "flaky_delete", "fn-flaky-delete", throttle, "RATE_LIMITED", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.api.setMisbehave(c.fn, c.h)
+			start := time.Now()
+			res := callTool(t, cs, c.tool, map[string]any{"entityId": "f-1"})
+			elapsed := time.Since(start)
+			te := toolErrorOf(t, res)
+			if te.Error != c.code || te.Retryable != c.retryable || len(te.callID()) != 32 {
+				t.Errorf("got %+v, want %s retryable=%v", te, c.code, c.retryable)
+			}
+			if strings.Contains(textOf(res), "fn-") || strings.Contains(textOf(res), "Runtime") {
+				t.Errorf("raw cause leaked to the model: %s", textOf(res))
+			}
+			if elapsed > 3*time.Second {
+				t.Errorf("took %v", elapsed)
+			}
+			sp, ok := e.spans.byCall(te.callID())
+			if !ok || !(sp.Error || sp.Fault) || string(sp.ErrorCode) != c.code {
+				t.Errorf("span %+v", sp)
+			}
+			// The gateway keeps serving, and the function works again once
+			// it behaves.
+			e.api.setMisbehave(c.fn, nil)
+			if f := factsFrom(t, callTool(t, cs, c.tool, map[string]any{"entityId": "f-2"})); f.EntityID != "f-2" {
+				t.Fatalf("after %s: %+v", c.name, f)
+			}
+		})
+	}
+	// A throttle is retried once by the SDK with the same call id.
+	e.api.setMisbehave("fn-flaky", throttle)
+	before := e.api.count("fn-flaky")
+	toolErrorOf(t, callTool(t, cs, "flaky_get", map[string]any{"entityId": "f-3"}))
+	if got := e.api.count("fn-flaky") - before; got != 2 {
+		t.Errorf("%d attempts for a throttled call, want 2", got)
+	}
+	e.api.setMisbehave("fn-flaky", nil)
+}
+
+func TestFunctionProtocolErrorIsJSONRPCError(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Functions["flaky_get"] = "fn-echo" }) // routed to a function serving another tool
+	cs := e.mustConnect(t, "c", "", bearer(e.iss.token(t, "alice", nil)))
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky_get", Arguments: map[string]any{"entityId": "z"}})
+	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Fatalf("err = %v", err)
+	}
+	// Still serving.
+	factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "z"}))
+}
+
+func TestHTTPRejections(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxBodyBytes = 4096 })
+	tok := bearer(e.iss.token(t, "alice", nil))
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_call","arguments":{"entityId":"` + strings.Repeat("x", 5000) + `"}}}`
+	if resp, body := e.post(t, big, tok); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("over the limit: %d %s", resp.StatusCode, body)
+	}
+	// Chunked, so no Content-Length announces the size.
+	req, _ := http.NewRequest(http.MethodPost, e.mcpURL, struct{ *strings.Reader }{strings.NewReader(big)})
+	req.Header = tok.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked over the limit: %v %v", resp.StatusCode, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	req, _ = http.NewRequest(http.MethodPost, e.mcpURL, strings.NewReader(`{}`))
+	req.Header = tok.Clone()
+	req.Header.Set("Content-Type", "text/plain")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("text/plain: %v %v", resp.StatusCode, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	for _, m := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ = http.NewRequest(m, e.mcpURL, nil)
+		req.Header = tok.Clone()
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+			t.Errorf("%s: %v %v", m, resp.StatusCode, err)
+		}
+		resp.Body.Close()
+	}
+
+	// A non-loopback Host at a loopback listener (DNS rebinding) is refused.
+	req, _ = http.NewRequest(http.MethodPost, e.mcpURL, strings.NewReader(`{}`))
+	req.Host = "evil.example"
+	req.Header = tok.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("rebinding host: %v %v", resp.StatusCode, err)
+	} else {
+		resp.Body.Close()
+	}
+}
+
+func TestHostAndOriginAllowLists(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Auth = AuthNone
+		c.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
+		c.AllowedOrigins = []string{"https://app.example.com"}
+	})
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	do := func(host, origin string) int {
+		req, _ := http.NewRequest(http.MethodPost, e.mcpURL, strings.NewReader(list))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The allow-list replaces the loopback check: this is how the gateway
+	// sits behind a Function URL, whose Host is not loopback.
+	if got := do("abc123.lambda-url.us-east-1.on.aws", ""); got != http.StatusOK {
+		t.Errorf("allowed host: %d", got)
+	}
+	if got := do("abc123.lambda-url.us-east-1.on.aws:443", ""); got != http.StatusOK {
+		t.Errorf("allowed host with port: %d", got)
+	}
+	if got := do("evil.example", ""); got != http.StatusForbidden {
+		t.Errorf("other host: %d", got)
+	}
+	if got := do("abc123.lambda-url.us-east-1.on.aws", "https://app.example.com"); got != http.StatusOK {
+		t.Errorf("allowed origin: %d", got)
+	}
+	if got := do("abc123.lambda-url.us-east-1.on.aws", "https://evil.example"); got != http.StatusForbidden {
+		t.Errorf("other origin: %d", got)
+	}
+}
