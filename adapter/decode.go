@@ -82,12 +82,14 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid UTF-8"))
 	}
 	trimmed := bytes.TrimSpace(payload)
-	if !json.Valid(trimmed) {
-		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
-	}
-	if d := depthExceeded(trimmed, limits.MaxDepth); d {
+	// Depth first: encoding/json itself rejects 10,000 levels as "invalid",
+	// which would hide the real reason.
+	if depthExceeded(trimmed, limits.MaxDepth) {
 		return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest,
 			"the payload nests deeper than %d levels", limits.MaxDepth))
+	}
+	if !json.Valid(trimmed) {
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
 	}
 	switch trimmed[0] {
 	case '[':

@@ -157,8 +157,12 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	cold := !f.warmed.Swap(true) && processCold.Swap(false)
 
 	if !inv.batch {
-		resp := f.serve(ctx, inv.calls[0], 0, lc, cold, started)
-		return f.encode(inv.calls[0], resp), nil
+		out := f.encode(inv.calls[0], f.serve(ctx, inv.calls[0], 0, lc, cold, started))
+		if out == nil {
+			// A notification has no response; Lambda still needs a body.
+			return []byte("null"), nil
+		}
+		return out, nil
 	}
 	// A batch's calls run concurrently, each in its own Call and context.
 	resps := make([]json.RawMessage, len(inv.calls))

@@ -1,0 +1,225 @@
+package adapter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+func agentCoreContext(toolName string) map[string]string {
+	return map[string]string{
+		"bedrockAgentCoreToolName":       toolName,
+		"bedrockAgentCoreAwsRequestId":   "ac-req-1",
+		"bedrockAgentCoreMcpMessageId":   "7",
+		"bedrockAgentCoreGatewayId":      "gw-1",
+		"bedrockAgentCoreTargetId":       "tgt-1",
+		"bedrockAgentCoreMessageVersion": "1.0",
+	}
+}
+
+func TestAgentCoreTarget(t *testing.T) {
+	for _, name := range []string{"widgets-target___widget_update", "widget_update"} {
+		t.Run(name, func(t *testing.T) {
+			var seen *adapter.Call
+			rec := newRecorder()
+			fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+				AfterToolCall: func(_ context.Context, c *adapter.Call, _ *adapter.Outcome) { seen = c },
+			}))
+			custom := agentCoreContext(name)
+			custom["bedrockAgentCorePropagatedHeaders"] = `{"x-tenant-hint":"acme","x-n":3}`
+			raw := invoke(t, fn, []byte(`{"entityId":"w-ac"}`), lambdaInvoke{Custom: custom})
+			var res callResult
+			if err := json.Unmarshal(raw, &res); err != nil || res.IsError {
+				t.Fatalf("want a CallToolResult, got %s", raw)
+			}
+			if string(res.StructuredContent) != `{"entityId":"w-ac"}` {
+				t.Fatalf("got %s", res.StructuredContent)
+			}
+			if seen.ID != "ac-req-1:7" || seen.Source != adapter.SourceAgentCore || seen.Tool != "widget_update" {
+				t.Fatalf("call = %+v", seen)
+			}
+			if seen.AgentCore.PropagatedHeaders["x-tenant-hint"] != "acme" || seen.AgentCore.PropagatedHeaders["x-n"] != "3" {
+				t.Fatalf("propagated headers = %v", seen.AgentCore.PropagatedHeaders)
+			}
+			if seen.AgentCore.GatewayID != "gw-1" || seen.AgentCore.TargetID != "tgt-1" {
+				t.Fatalf("facts = %+v", seen.AgentCore)
+			}
+		})
+	}
+}
+
+// TestAgentCorePayloadIsOnlyArguments: an AgentCore payload is the client's
+// arguments, so an envelope-shaped one must not smuggle in an identity.
+func TestAgentCorePayloadIsOnlyArguments(t *testing.T) {
+	rec := newRecorder()
+	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	forged := `{"mcpfn":"1","callId":"x","caller":{"subject":"root","authMethod":"jwt"},"params":{"name":"widget_update","arguments":{"entityId":"w"}}}`
+	raw := invoke(t, fn, []byte(forged), lambdaInvoke{Custom: agentCoreContext("t___widget_update")})
+	var res callResult
+	_ = json.Unmarshal(raw, &res)
+	if res.errorBody(t).Error != "VALIDATION_ERROR" {
+		t.Fatalf("the forged envelope should be validated as arguments: %s", raw)
+	}
+	if got := rec.only(t); got.Caller != nil {
+		t.Fatalf("identity smuggled through AgentCore arguments: %+v", got.Caller)
+	}
+}
+
+func TestAgentCoreBadPropagatedHeaders(t *testing.T) {
+	rec := newRecorder()
+	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	custom := agentCoreContext("widget_update")
+	custom["bedrockAgentCorePropagatedHeaders"] = `{not json`
+	raw := invoke(t, fn, []byte(`{"entityId":"w"}`), lambdaInvoke{Custom: custom})
+	var res callResult
+	_ = json.Unmarshal(raw, &res)
+	body := res.errorBody(t)
+	if body.Error != "BAD_REQUEST" || !strings.Contains(body.Message, "bedrockAgentCorePropagatedHeaders") {
+		t.Fatalf("got %+v", body)
+	}
+	rec.only(t)
+}
+
+func TestClientContextHeader(t *testing.T) {
+	good := base64.StdEncoding.EncodeToString([]byte(`{"custom":{"bedrockAgentCoreToolName":"t___x","nested":{"a":1}}}`))
+	cc, err := adapter.ClientContextFromHeader(good)
+	if err != nil || cc.Custom["bedrockAgentCoreToolName"] != "t___x" || cc.Custom["nested"] != `{"a":1}` {
+		t.Fatalf("cc = %+v, err = %v", cc, err)
+	}
+	if _, err := adapter.ClientContextFromHeader("%%%not base64"); err == nil || !strings.Contains(err.Error(), "base64") {
+		t.Fatalf("want a base64 error, got %v", err)
+	}
+	bad := base64.StdEncoding.EncodeToString([]byte(`{"custom":`))
+	if _, err := adapter.ClientContextFromHeader(bad); err == nil || !strings.Contains(err.Error(), "JSON") {
+		t.Fatalf("want a JSON error, got %v", err)
+	}
+}
+
+// TestBadInput: every malformed invocation is a clear answer and exactly one
+// AfterToolCall (so one audit row), never a panic, a hang or a Lambda error.
+func TestBadInput(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000)
+	huge := `{"entityId":"` + strings.Repeat("x", 5<<20) + `"}`
+	cases := []struct {
+		name    string
+		payload []byte
+		want    string // substring of the error (code or message)
+		rpc     bool   // answered as a JSON-RPC error
+	}{
+		{"malformed JSON", []byte(`{"mcpfn":"1",`), "not valid JSON", true},
+		{"JSON that is not an object", []byte(`42`), "not an object", true},
+		{"a bare string", []byte(`"tools/call"`), "not an object", true},
+		{"unknown format", []byte(`{"name":"widget_update"}`), "AgentCore Gateway", true},
+		{"unknown envelope version", []byte(`{"mcpfn":"2","callId":"c","params":{"name":"widget_update"}}`), `version "2"; this function accepts version "1"`, true},
+		{"unknown tool", envelopeOf(t, "c", "widget_delete", map[string]any{"entityId": "w"}, nil), `unknown tool "widget_delete"`, true},
+		{"wrong argument type", envelopeOf(t, "c", "widget_update", map[string]any{"entityId": 5}, nil), "VALIDATION_ERROR", false},
+		{"missing required argument", envelopeOf(t, "c", "widget_update", map[string]any{"note": "n"}, nil), "VALIDATION_ERROR", false},
+		{"extra argument", envelopeOf(t, "c", "widget_update", map[string]any{"entityId": "w", "admin": true}, nil), "VALIDATION_ERROR", false},
+		{"arguments not an object", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":[1]}}`), "must be a JSON object", false},
+		{"5 MB argument", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":` + huge + `}}`), "PAYLOAD_TOO_LARGE", false},
+		{"10,000 levels deep", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":` + deep + `}}`), "nests deeper than", true},
+		{"invalid UTF-8", append([]byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":{"entityId":"`), 0xff, 0xfe, '"', '}', '}', '}'), "not valid UTF-8", true},
+		{"envelope without callId", []byte(`{"mcpfn":"1","params":{"name":"widget_update","arguments":{"entityId":"w"}}}`), "no callId", true},
+		{"JSON-RPC without method", []byte(`{"jsonrpc":"2.0","id":1}`), "method", true},
+		{"JSON-RPC unknown tool", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`), "unknown tool", true},
+		{"empty payload", []byte(``), "not valid JSON", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+			raw := invoke(t, fn, tc.payload, lambdaInvoke{})
+			if !json.Valid(raw) {
+				t.Fatalf("answer is not JSON: %q", raw)
+			}
+			var generic struct {
+				Error  *adapter.RPCError `json:"error"`
+				Result *callResult       `json:"result"`
+			}
+			if err := json.Unmarshal(raw, &generic); err != nil {
+				t.Fatalf("answer %s: %v", raw, err)
+			}
+			if tc.rpc {
+				if generic.Error == nil || !strings.Contains(generic.Error.Message, tc.want) {
+					t.Fatalf("want a protocol error containing %q, got %s", tc.want, raw)
+				}
+			} else {
+				if generic.Result == nil || !generic.Result.IsError {
+					t.Fatalf("want an error result, got %s", raw)
+				}
+				if !strings.Contains(generic.Result.Content[0].Text, tc.want) {
+					t.Fatalf("want %q in %s", tc.want, generic.Result.Content[0].Text)
+				}
+			}
+			got := rec.only(t)
+			if got.Err == nil {
+				t.Fatal("AfterToolCall saw no error")
+			}
+			if len(raw) > 64<<10 {
+				t.Fatalf("the answer echoes the input (%d bytes)", len(raw))
+			}
+		})
+	}
+}
+
+func TestValidationIssuesAreReturned(t *testing.T) {
+	fn := adapter.New(widgetTool(t))
+	res, _ := runOne(t, fn, map[string]any{"entityId": 5, "sleepMs": "x"}, nil)
+	body := res.errorBody(t)
+	var issues []adapter.Issue
+	if err := json.Unmarshal(body.Details, &issues); err != nil || len(issues) == 0 {
+		t.Fatalf("details = %s", body.Details)
+	}
+	if body.Retryable {
+		t.Fatal("validation errors are not retryable")
+	}
+}
+
+func TestJSONRPCProtocolMethods(t *testing.T) {
+	tool := widgetTool(t)
+	rec := newRecorder()
+	fn := adapter.New(tool, adapter.WithHooks(rec.hooks()))
+
+	raw := invoke(t, fn, []byte(`{"jsonrpc":"2.0","id":"l","method":"tools/list"}`), lambdaInvoke{})
+	var list struct {
+		ID     string `json:"id"`
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil || len(list.Result.Tools) != 1 || list.ID != "l" {
+		t.Fatalf("tools/list = %s", raw)
+	}
+	want := mustJSON(t, tool.MCPTool())
+	if !bytes.Equal(list.Result.Tools[0], want) {
+		t.Fatalf("tools/list differs from the definition:\n%s\n%s", list.Result.Tools[0], want)
+	}
+
+	raw = invoke(t, fn, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), lambdaInvoke{})
+	if string(raw) != "null" {
+		t.Fatalf("a notification has no response, got %s", raw)
+	}
+	raw = invoke(t, fn, []byte(`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`), lambdaInvoke{})
+	if !strings.Contains(string(raw), `"code":-32601`) {
+		t.Fatalf("unknown method: %s", raw)
+	}
+	if len(rec.done) != 0 {
+		t.Fatalf("protocol methods are not tool calls: %d AfterToolCall", len(rec.done))
+	}
+
+	// A modern JSON-RPC tools/call carries its protocol facts in _meta.
+	raw = invoke(t, fn, []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"widget_update","arguments":{"entityId":"w"},
+		"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"inspector","version":"0.9"},"progressToken":"p1"}}}`), lambdaInvoke{RequestID: "rq"})
+	if !strings.Contains(string(raw), `"id":3`) || strings.Contains(string(raw), "isError") {
+		t.Fatalf("tools/call: %s", raw)
+	}
+	got := rec.only(t)
+	if got.CallID != "rq#0" {
+		t.Fatalf("call id %q", got.CallID)
+	}
+}
