@@ -91,7 +91,9 @@ func widgetTool(t testing.TB, mod ...func(*adapter.ToolDef[widgetIn, widgetOut])
 }
 
 // quietLogger keeps swallowed-hook logs out of test output.
-func quietLogger() adapter.Option { return adapter.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))) }
+func quietLogger() adapter.Option {
+	return adapter.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
 
 // lambdaInvoke describes one invocation the way the Lambda Runtime API does.
 type lambdaInvoke struct {
