@@ -182,7 +182,7 @@ func (a *Auditor) prepare(row *Row, status string) {
 	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
 		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
 	}
-	clampRow(row)
+	clampRow(row, a.cfg.EntityDimension)
 }
 
 func (a *Auditor) write(ctx context.Context, row *Row) {

@@ -66,7 +66,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *since > 0 {
 		opts.Since = time.Now().Add(-*since)
 	}
-	print := func(rows []Row, err error) int {
+	show := func(rows []Row, err error) int {
 		if err != nil {
 			fmt.Fprintln(stderr, "mcpfn-audit:", err)
 			return 1
@@ -84,16 +84,16 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case cmd == "trace" && len(rest) == 1:
 		rows, err := a.TraceRows(ctx, rest[0])
 		if err != nil || *asJSON {
-			return print(rows, err)
+			return show(rows, err)
 		}
 		if err := WriteTraceTree(stdout, rest[0], rows); err != nil {
 			return 1
 		}
 		return 0
 	case cmd == "entity" && len(rest) == 2:
-		return print(a.EntityRows(ctx, rest[0], rest[1], opts))
+		return show(a.EntityRows(ctx, rest[0], rest[1], opts))
 	case cmd == "caller" && len(rest) == 1:
-		return print(a.CallerRows(ctx, rest[0], opts))
+		return show(a.CallerRows(ctx, rest[0], opts))
 	case cmd == "replay" && len(rest) <= 1:
 		in := stdin
 		if len(rest) == 1 && rest[0] != "-" {

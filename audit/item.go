@@ -31,7 +31,7 @@ const (
 const StartedAtLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // clampRow applies the field limits in place, cutting on rune boundaries.
-func clampRow(r *Row) {
+func clampRow(r *Row, entityDimension string) {
 	for _, p := range []*string{
 		&r.CallID, &r.Status, &r.Tool, &r.Source, &r.MCPEra, &r.MCPMethod, &r.ProtocolVersion,
 		&r.ClientName, &r.ClientVersion, &r.MCPOutcome, &r.CallerSubject, &r.CallerAuthMethod,
@@ -45,7 +45,7 @@ func clampRow(r *Row) {
 	r.RawError, _ = capUTF8(r.RawError, maxRawError)
 	r.ArgsPreview, _ = capUTF8(r.ArgsPreview, PreviewLimit)
 	r.ErrorDetails = clampDetails(r.ErrorDetails)
-	r.Dimensions = clampDimensions(r.Dimensions)
+	r.Dimensions = clampDimensions(r.Dimensions, entityDimension)
 }
 
 // clampDetails keeps details valid, compact JSON of bounded size. Details
@@ -66,7 +66,7 @@ func clampDetails(d json.RawMessage) json.RawMessage {
 	return b
 }
 
-func clampDimensions(d map[string]string) map[string]string {
+func clampDimensions(d map[string]string, entityDimension string) map[string]string {
 	if len(d) == 0 {
 		return d
 	}
@@ -80,15 +80,19 @@ func clampDimensions(d map[string]string) map[string]string {
 	if !over {
 		return d
 	}
-	// Sorted, so which dimensions survive does not depend on map order and a
-	// retried call writes the same row.
+	// The indexed entity dimension first, then sorted, so which dimensions
+	// survive does not depend on map order and a retried call writes the
+	// same row.
 	keys := make([]string, 0, len(d))
 	for k := range d {
-		if k != "" {
+		if k != "" && k != entityDimension {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
+	if _, ok := d[entityDimension]; ok {
+		keys = append([]string{entityDimension}, keys...)
+	}
 	out := make(map[string]string, min(len(keys), maxDimensions))
 	for _, k := range keys {
 		if len(out) == maxDimensions {
@@ -187,4 +191,3 @@ func rowFromItem(item map[string]types.AttributeValue) (Row, error) {
 	}
 	return r, nil
 }
-

@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestIsSecretKey(t *testing.T) {
+	secret := []string{
+		"password", "Password", "PASSWORD", "userPassword", "new_password", "db-passwd", "pwd",
+		"secret", "clientSecret", "client_secret", "AWS_SECRET_ACCESS_KEY", "secretKey",
+		"token", "accessToken", "refresh_token", "id-token", "accesstoken", "X-Auth-Token", "nextToken",
+		"apiKey", "api_key", "x-api-key", "APIKey", "apikey", "API_KEYS",
+		"privateKey", "private_key", "accessKey", "aws_access_key_id",
+		"authorization", "Authorization", "proxy-authorization", "bearer", "bearerToken",
+		"cookie", "Set-Cookie", "cookies", "credential", "credentials", "gitCredentials",
+		"sessionId", "session_id", "SESSIONID", "sessionKey", "otp", "totp", "signature", "X-Amz-Signature",
+		"auth", "Auth", "basicAuth", "proxy_auth", "authHeader", "auth_code",
+		"jwt", "passphrase", "signingKey", "encryption_key",
+		"p\u0061ssword",
+	}
+	for _, k := range secret {
+		if !IsSecretKey(k) {
+			t.Errorf("IsSecretKey(%q) = false, want true", k)
+		}
+	}
+	plain := []string{
+		"id", "name", "channel", "text", "author", "authority", "authMethod", "auth_type", "authProvider",
+		"tokenizer", "maxTokens", "max_tokens", "max_output_tokens", "tokenCount", "session", "sessionName",
+		"key", "keys", "primaryKey", "partition_key", "publicKey", "secretary", "passage", "cursor",
+		"signed", "cookieless", "description", "",
+	}
+	for _, k := range plain {
+		if IsSecretKey(k) {
+			t.Errorf("IsSecretKey(%q) = true, want false", k)
+		}
+	}
+}
+
+func TestSanitizeArgs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{``, ``},
+		{`  `, ``},
+		{`{}`, `{}`},
+		{`null`, `null`},
+		{`{ "a" : 1 , "b" : [ 1 , 2 , { "c" : true } ] }`, `{"a":1,"b":[1,2,{"c":true}]}`},
+		{`{"password":"x","user":"u"}`, `{"password":"[redacted]","user":"u"}`},
+		{`{"creds":{"user":"u","pass":"p"},"keep":1}`, `{"creds":"[redacted]","keep":1}`},
+		{`{"apiKey":[1,2,3],"list":[{"token":"t"},{"ok":"y"}]}`, `{"apiKey":"[redacted]","list":[{"token":"[redacted]"},{"ok":"y"}]}`},
+		{`{"p\u0061ssword":"x"}`, `{"p\u0061ssword":"[redacted]"}`},
+		{`{"header":"Bearer abc.def","h2":"basic dXNlcjpwYXNz","note":"bearer of news"}`, `{"header":"[redacted]","h2":"[redacted]","note":"[redacted]"}`},
+		{`["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln","eyJ not a jwt"]`, `["[redacted]","eyJ not a jwt"]`},
+		{`{"s":"quote \" and \\ and ] } ,","n":-1.5e+3}`, `{"s":"quote \" and \\ and ] } ,","n":-1.5e+3}`},
+		{`not json {"password":"x"`, `not json {"password":"x"`},
+		{`"just a string"`, `"just a string"`},
+	} {
+		got, trunc := SanitizeArgs([]byte(tc.in))
+		if got != tc.want || trunc {
+			t.Errorf("SanitizeArgs(%s) = %s, %v; want %s", tc.in, got, trunc, tc.want)
+		}
+	}
+}
+
+func TestSanitizeArgsDepthLimit(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 30) + `1` + strings.Repeat(`}`, 30)
+	got, trunc := SanitizeArgs([]byte(deep))
+	want := strings.Repeat(`{"a":`, MaxDepth) + `"[depth limit]"` + strings.Repeat(`}`, MaxDepth)
+	if got != want || trunc {
+		t.Errorf("got %s", got)
+	}
+	// Far deeper than any stack would like, in an array: skipped iteratively.
+	deeper := `[` + strings.Repeat(`[`, 5000) + strings.Repeat(`]`, 5000) + `,"tail"]`
+	got, _ = SanitizeArgs([]byte(deeper))
+	if want := strings.Repeat(`[`, MaxDepth) + `"[depth limit]"` + strings.Repeat(`]`, MaxDepth-1) + `,"tail"]`; got != want {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestSanitizeArgsTruncatesOnRuneBoundary(t *testing.T) {
+	for _, in := range []string{
+		`{"x":"` + strings.Repeat("€", PreviewLimit) + `"}`,
+		strings.Repeat("€", PreviewLimit), // invalid JSON: raw preview
+		`[` + strings.Repeat(`"ab",`, PreviewLimit) + `"z"]`,
+	} {
+		got, trunc := SanitizeArgs([]byte(in))
+		if !trunc || len(got) > PreviewLimit || len(got) < PreviewLimit-3 || !utf8.ValidString(got) {
+			t.Errorf("%.20s…: %d bytes, truncated %v, valid %v", in, len(got), trunc, utf8.ValidString(got))
+		}
+	}
+}
+
+func TestSanitizeArgsInvalidUTF8(t *testing.T) {
+	got, _ := SanitizeArgs([]byte("{\"a\":\"\xff\xfe\"}"))
+	if !utf8.ValidString(got) || !json.Valid([]byte(got)) {
+		t.Errorf("got %q", got)
+	}
+}
+
+func FuzzSanitizeArgs(f *testing.F) {
+	for _, s := range []string{
+		`{"password":"x","a":[1,{"token":"t"}]}`,
+		`[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]`,
+		`{"k":"\u00e9\ud83d\ude00","Bearer":"Bearer x"}`,
+		`not json`,
+		"{\"a\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, trunc := SanitizeArgs(in)
+		if len(got) > PreviewLimit {
+			t.Fatalf("preview %d bytes", len(got))
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("invalid UTF-8: %q", got)
+		}
+		if !json.Valid(in) || trunc {
+			return
+		}
+		if !json.Valid([]byte(got)) {
+			t.Fatalf("valid input %q gave invalid preview %q", in, got)
+		}
+		// Sanitizing is idempotent, and no secret key keeps its value.
+		if again, _ := SanitizeArgs([]byte(got)); again != got {
+			t.Fatalf("not idempotent: %q → %q", got, again)
+		}
+		var v any
+		if json.Unmarshal([]byte(got), &v) == nil {
+			checkRedacted(t, v, 1)
+		}
+	})
+}
+
+func checkRedacted(t *testing.T, v any, depth int) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if IsSecretKey(k) && e != Redacted {
+				t.Fatalf("key %q kept %v", k, e)
+			}
+			checkRedacted(t, e, depth+1)
+		}
+	case []any:
+		for _, e := range v {
+			checkRedacted(t, e, depth+1)
+		}
+	}
+}
