@@ -120,7 +120,6 @@ func throttlingProxy(t *testing.T, target string, n int64) (endpoint string, put
 	return srv.URL, puts
 }
 
-
 func TestThrottledPutIsRetriedAndWrittenOnce(t *testing.T) {
 	e := newEnv(t)
 	proxy, puts := throttlingProxy(t, e.server.Endpoint(), 3)
