@@ -116,8 +116,8 @@ func New(cfg Config) (*Gateway, error) {
 	}
 
 	g.server = mcp.NewServer(&mcp.Implementation{Name: cfg.ServerName, Version: cfg.ServerVersion}, &mcp.ServerOptions{
-		HasTools: true,
-		Logger:   cfg.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Logger:       cfg.Logger,
 	})
 	for _, t := range cfg.Tools {
 		// The raw handler: the gateway neither decodes nor validates the

@@ -320,7 +320,7 @@ func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
 	hang := func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(1500 * time.Millisecond):
 		}
 	}
 	cases := []struct {

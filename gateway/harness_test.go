@@ -207,6 +207,9 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 	api.mu.Unlock()
 	reqID := newCallID()
 	w.Header().Set("X-Amzn-RequestId", reqID)
+	// Read the payload first: only then does net/http notice a caller that
+	// gave up (and cancel r.Context()).
+	payload, _ := io.ReadAll(r.Body)
 	if bad != nil {
 		bad(w, r)
 		return
@@ -218,7 +221,6 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"Type":"User","message":"Function not found: %s"}`, name)
 		return
 	}
-	payload, _ := io.ReadAll(r.Body)
 	// The context aws-lambda-go's runtime loop builds for an invocation.
 	ctx := lambdacontext.NewContext(r.Context(), &lambdacontext.LambdaContext{
 		AwsRequestID:       reqID,

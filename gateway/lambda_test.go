@@ -1,0 +1,200 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// functionURLEvent is a Function URL (payload 2.0) event for one MCP POST, as
+// Lambda delivers it; iam is the principal an AWS_IAM Function URL verified.
+func functionURLEvent(body string, iam *events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription, headers map[string]string) events.APIGatewayV2HTTPRequest {
+	h := map[string]string{
+		"content-type": "application/json",
+		"accept":       "application/json, text/event-stream",
+		"host":         "abc123.lambda-url.us-east-1.on.aws",
+	}
+	for k, v := range headers {
+		h[k] = v
+	}
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: "/mcp", Headers: h, Body: body,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			DomainName: "abc123.lambda-url.us-east-1.on.aws",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method: http.MethodPost, Path: "/mcp", SourceIP: "203.0.113.9", UserAgent: "test-agent",
+			},
+		},
+	}
+	if iam != nil {
+		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: iam}
+	}
+	return ev
+}
+
+// lambdaContext is the context aws-lambda-go gives the gateway's own
+// invocation: its X-Ray header and its deadline.
+func lambdaContext(trace string, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "gw-req-1"})
+	ctx = context.WithValue(ctx, "x-amzn-trace-id", trace) //lint:ignore SA1029 aws-lambda-go's own key
+	return context.WithTimeout(ctx, timeout)
+}
+
+func TestLambdaFunctionURLWithIAM(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Auth = AuthIAM
+		c.IAMScopes = []string{"things:write"}
+		c.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
+	})
+	handler := e.gw.LambdaHandler()
+	principal := &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+		AccountID: "123456789012", CallerID: "AROAEXAMPLE:agent", UserID: "AROAEXAMPLE:agent",
+		UserARN: "arn:aws:sts::123456789012:assumed-role/agent/agent",
+	}
+	call := `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"thing_delete","arguments":{"entityId":"t-9"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"agent-x","version":"2"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	root := newTraceRoot()
+	ctx, cancel := lambdaContext("Root="+root+";Parent=1111111111111111;Sampled=1", 20*time.Second)
+	defer cancel()
+	resp, err := handler(ctx, functionURLEvent(call, principal, map[string]string{
+		"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "thing_delete",
+		// A header naming someone else is not the principal.
+		"x-user": "alice",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
+	}
+	var rpc struct {
+		ID     string             `json:"id"`
+		Result mcp.CallToolResult `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &rpc); err != nil {
+		t.Fatalf("%v: %s", err, resp.Body)
+	}
+	f := factsFrom(t, &rpc.Result)
+	if f.Subject != principal.UserARN || f.AuthMethod != "iam" || f.Tenant != "123456789012" {
+		t.Errorf("identity %+v", f)
+	}
+	if f.Era != "modern" || f.ClientName != "agent-x" || f.JSONRPCID != `"call-7"` {
+		t.Errorf("mcp facts %+v", f)
+	}
+	// On Lambda the gateway's trace position is its own invocation's.
+	sp, ok := e.spans.byCall(f.CallID)
+	if !ok || f.TraceRoot != root || f.TraceParent != sp.ID || sp.ParentID != "1111111111111111" {
+		t.Errorf("trace: facts %+v span %+v", f, sp)
+	}
+
+	// No principal in the request context: refused, whatever the headers say.
+	resp, err = handler(ctx, functionURLEvent(call, nil, map[string]string{
+		"mcp-protocol-version": "2026-07-28", "x-user": "alice",
+		"x-amz-caller-arn": principal.UserARN,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no principal: status %d", resp.StatusCode)
+	}
+	// The same over plain HTTP (local): never trusted.
+	if r, body := e.post(t, call, http.Header{"X-User": {"alice"}}); r.StatusCode != http.StatusForbidden && r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("plain HTTP in iam mode: %d %s", r.StatusCode, body)
+	}
+}
+
+func TestGatewayDeadlineCapsTheCall(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Auth = AuthNone
+		c.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
+		c.InvokeTimeout = time.Minute
+	})
+	e.api.setMisbehave("fn-flaky", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	})
+	// The gateway's own invocation has 1s left: the forward must give up
+	// before that (reserve 250ms) and still answer.
+	ctx, cancel := lambdaContext("Root="+newTraceRoot()+";Parent=1111111111111111;Sampled=1", time.Second)
+	defer cancel()
+	start := time.Now()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flaky_get","arguments":{"entityId":"d"}}}`
+	resp, err := e.gw.LambdaHandler()(ctx, functionURLEvent(call, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
+		t.Errorf("answered after %v, past the reserve", elapsed)
+	}
+	if !strings.Contains(resp.Body, `\"error\":\"TIMEOUT\"`) || !strings.Contains(resp.Body, `"isError":true`) {
+		t.Errorf("body %s", resp.Body)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	env := map[string]string{
+		EnvToolFunctions:  " echo_call = fn-echo ,thing_delete=arn:aws:lambda:us-east-1:123456789012:function:fn-secure:live",
+		EnvAuthMode:       "JWT",
+		EnvJWTIssuer:      "https://issuer.example",
+		EnvJWTAudience:    "mcpfn",
+		EnvAllowedHosts:   "a.example, b.example",
+		EnvAllowedOrigins: "https://app.example",
+		EnvInvokeTimeout:  "12s",
+		EnvMaxBodyBytes:   "2048",
+	}
+	cfg, err := configFrom(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Functions["echo_call"] != "fn-echo" || cfg.Functions["thing_delete"] != "arn:aws:lambda:us-east-1:123456789012:function:fn-secure:live" ||
+		cfg.Auth != AuthJWT || cfg.InvokeTimeout != 12*time.Second || cfg.MaxBodyBytes != 2048 ||
+		len(cfg.AllowedHosts) != 2 || cfg.AllowedOrigins[0] != "https://app.example" {
+		t.Fatalf("cfg = %+v", cfg)
+	}
+	cat := testCatalog(t)
+	cfg.Tools = []*adapter.Tool{cat.echo, cat.secure}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.JWT.JWKSURL != "https://issuer.example/.well-known/jwks.json" {
+		t.Errorf("JWKS URL default %q", cfg.JWT.JWKSURL)
+	}
+
+	bad := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no auth mode", map[string]string{EnvToolFunctions: "echo_call=f"}, "none must be explicit"},
+		{"unknown auth mode", map[string]string{EnvAuthMode: "open", EnvToolFunctions: "echo_call=f"}, "want iam, jwt, or none"},
+		{"jwt without issuer", map[string]string{EnvAuthMode: "jwt", EnvToolFunctions: "echo_call=f"}, EnvJWTIssuer},
+		{"malformed mapping", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call"}, "want tool=function"},
+		{"unmapped tool", map[string]string{EnvAuthMode: "none", EnvToolFunctions: ""}, `"echo_call" has no function`},
+		{"unknown tool", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f,echo_cal=g"}, "echo_cal"},
+		{"bad timeout", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f", EnvInvokeTimeout: "soon"}, EnvInvokeTimeout},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			cfg, err := configFrom(func(k string) string { return b.env[k] })
+			if err == nil {
+				cfg.Tools = []*adapter.Tool{cat.echo}
+				err = cfg.check()
+			}
+			if err == nil || !strings.Contains(err.Error(), b.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, b.want)
+			}
+		})
+	}
+}
