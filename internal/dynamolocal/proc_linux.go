@@ -8,8 +8,8 @@ import "syscall"
 // SIGKILLed (go test -timeout, Ctrl-C twice, an OOM kill).
 //
 // Pdeathsig fires when the OS thread that forked the child exits, not the
-// process. The Go runtime only retires threads that a goroutine left locked
-// (runtime.LockOSThread without unlock), which this package never does.
+// process; start forks from a locked thread that outlives the JVM for that
+// reason.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

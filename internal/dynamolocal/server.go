@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -52,11 +54,19 @@ type Server struct {
 	stopErr  error
 }
 
-// defaultStartTimeout bounds a Start whose context has no deadline. A JVM
-// needs about 2 s on an idle 2-core machine, but `go test ./...` starts
-// several test binaries at once, each with its own emulator, so the bound is
-// generous.
-const defaultStartTimeout = 90 * time.Second
+// defaultStartTimeout bounds a Start whose context has no deadline. The
+// emulator answers after about 2 s on an idle 2-core machine, but `go test
+// ./...` starts several test binaries at once, each with its own emulator,
+// and under that load start-up was measured at up to 40 s.
+const defaultStartTimeout = 120 * time.Second
+
+// jvmFlags trade the emulator's peak speed for start-up time, which is what
+// tests wait on: the C1 compiler alone (no C2 warm-up competing for the two
+// cores) and the serial collector start a loaded machine's JVM two to three
+// times faster. The heap cap keeps several concurrent test binaries'
+// emulators from each sizing their heap to a quarter of the RAM; tables live
+// in SQLite's native memory, not the heap.
+var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m"}
 
 // Start launches DynamoDB Local in memory and returns once it answers
 // ListTables. The emulator runs in its own process group, which Stop kills as
@@ -119,25 +129,38 @@ func start(ctx context.Context, java, jarDir string, port int, stdout io.Writer)
 	if stdout != nil {
 		out = io.MultiWriter(stdout, s.output)
 	}
-	// exec.Command, not CommandContext: the context bounds start-up only,
-	// while the server must outlive it until Stop.
-	s.cmd = exec.Command(java,
+	args := append(slices.Clip(jvmFlags),
 		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"),
 		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
 		"-inMemory", "-sharedDb", "-disableTelemetry",
 		"-port", strconv.Itoa(port),
 	)
+	// exec.Command, not CommandContext: the context bounds start-up only,
+	// while the server must outlive it until Stop.
+	s.cmd = exec.Command(java, args...)
 	s.cmd.Dir = jarDir
 	s.cmd.Stdout = out
 	s.cmd.Stderr = out
 	s.cmd.SysProcAttr = sysProcAttr()
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("dynamolocal: starting java: %w", err)
-	}
+	// The JVM is forked and waited for on one OS thread that lives exactly
+	// as long as the JVM: Linux's parent-death signal fires when the forking
+	// thread ends, not the process, and a thread borrowed from an arbitrary
+	// goroutine could end early (the runtime retires threads a goroutine
+	// left locked).
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the JVM
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		s.waitErr = s.cmd.Wait()
 		close(s.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("dynamolocal: starting java: %w", err)
+	}
 
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Stop()
