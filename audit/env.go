@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -13,11 +15,14 @@ import (
 const (
 	EnvTable           = "MCPFN_AUDIT_TABLE"
 	EnvEntityDimension = "MCPFN_AUDIT_ENTITY_DIMENSION"
+	EnvRetentionDays   = "MCPFN_AUDIT_RETENTION_DAYS"
 	EnvXRayDaemon      = "AWS_XRAY_DAEMON_ADDRESS"
 )
 
 // NewFromEnv returns the Auditor a Lambda function's environment configures,
-// or nil, nil when MCPFN_AUDIT_TABLE is unset (auditing off). The DynamoDB
+// or nil, nil when MCPFN_AUDIT_TABLE is unset (auditing off). Rows expire
+// after MCPFN_AUDIT_RETENTION_DAYS (default 90) and MCPFN_AUDIT_ENTITY_DIMENSION
+// names the indexed entity dimension (default entityId). The DynamoDB
 // client comes from config.LoadDefaultConfig, so credentials, region and
 // AWS_ENDPOINT_URL_DYNAMODB (DynamoDB Local) are honoured. Spans go to
 // AWS_XRAY_DAEMON_ADDRESS when it is set, which Lambda does for functions
@@ -35,6 +40,13 @@ func NewFromEnv(ctx context.Context) (*Auditor, error) {
 		Table:           table,
 		Client:          dynamodb.NewFromConfig(awsCfg),
 		EntityDimension: os.Getenv(EnvEntityDimension),
+	}
+	if v := os.Getenv(EnvRetentionDays); v != "" {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < 1 {
+			return nil, fmt.Errorf("audit: %s=%q: want a whole number of days ≥ 1", EnvRetentionDays, v)
+		}
+		cfg.TTL = time.Duration(days) * 24 * time.Hour
 	}
 	if addr := os.Getenv(EnvXRayDaemon); addr != "" {
 		em, err := NewXRayEmitter(addr)

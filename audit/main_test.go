@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 )
 
@@ -128,29 +129,17 @@ func waitCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-// auditTableInput is the AuditTable definition of template.yaml.
+// auditTableInput is template.yaml's AuditTable, so the tests run against
+// the table that deploys.
 func auditTableInput(t testing.TB, name string) *dynamodb.CreateTableInput {
 	t.Helper()
-	s := func(n string) types.AttributeDefinition {
-		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
 	}
-	gsi := func(name, pk string) types.GlobalSecondaryIndex {
-		return types.GlobalSecondaryIndex{
-			IndexName: aws.String(name),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String("startedAt"), KeyType: types.KeyTypeRange},
-			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}
+	in, err := tmpl.TableInput("AuditTable", name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &dynamodb.CreateTableInput{
-		TableName:            aws.String(name),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{s("callId"), s("traceId"), s("callerKey"), s("entityKey"), s("startedAt")},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("callId"), KeyType: types.KeyTypeHash}},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
-			gsi(audit.IndexByTrace, "traceId"), gsi(audit.IndexByCaller, "callerKey"), gsi(audit.IndexByEntity, "entityKey"),
-		},
-	}
+	return in
 }
