@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // AuthMode says how the gateway verifies callers. There is no default: a
@@ -136,8 +137,11 @@ type Config struct {
 	// Lambda invokes the functions. Nil: a *lambda.Client from the default
 	// AWS configuration (AWS_ENDPOINT_URL_LAMBDA is honoured by the SDK).
 	Lambda Invoker
-	// Spans receives one span per forwarded call. Nil: none are emitted.
-	Spans SpanEmitter
+	// Spans receives the gateway's X-Ray subsegment of each forwarded call
+	// (traced calls only). Nil: none are emitted. ConfigFromEnv sets the
+	// X-Ray daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
+	// tracing active).
+	Spans audit.SpanEmitter
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -192,6 +196,14 @@ func configFrom(getenv func(string) string) (Config, error) {
 	intVar(EnvInvokeAttempts, &attempts)
 	intVar(EnvMaxBatch, &maxBatch)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
+	if addr := strings.TrimSpace(getenv(audit.EnvXRayDaemon)); addr != "" {
+		em, err := audit.NewXRayEmitter(addr)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			cfg.Spans = em
+		}
+	}
 	return cfg, errors.Join(errs...)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // forwarder returns the tools/call handler of one catalog tool: it builds the
@@ -78,7 +79,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: time.Now()}
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
 		if spanID != "" && g.cfg.Spans != nil {
-			g.cfg.Spans.EmitSpan(ctx, f.span(ri.trace, spanID))
+			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID))
 		}
 		if rpcErr != nil {
 			return nil, rpcErr
@@ -266,12 +267,28 @@ func errorResult(e *adapter.Error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-func (f *forward) span(t adapter.Trace, id string) Span {
-	return Span{
+// span is the gateway's X-Ray subsegment for this forward: a child of the
+// gateway's own trace position, and the parent the function's segment names.
+func (f *forward) span(t adapter.Trace, id string) audit.Span {
+	outcome := "ok"
+	ann := map[string]any{"tool": f.tool, "call_id": f.callID}
+	if f.code != "" {
+		ann["error_code"] = string(f.code)
+	}
+	if f.error || f.fault || f.throttle {
+		outcome = "error"
+	}
+	ann["outcome"] = outcome
+	md := map[string]any{"function": f.function, "operation": "lambda:Invoke"}
+	if f.requestID != "" {
+		md["lambdaRequestId"] = f.requestID
+	}
+	return audit.Span{
 		TraceID: t.Root, ID: id, ParentID: t.Parent, Name: f.function,
 		Start: f.start, End: f.end,
 		Throttle: f.throttle, Error: f.error || f.throttle, Fault: f.fault,
-		Tool: f.tool, CallID: f.callID, Function: f.function, LambdaRequestID: f.requestID, ErrorCode: f.code,
+		Annotations: ann,
+		Metadata:    map[string]map[string]any{"mcpfn": md},
 	}
 }
 

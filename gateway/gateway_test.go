@@ -93,8 +93,8 @@ func TestCallCarriesVerifiedFactsModern(t *testing.T) {
 	if f.TraceRoot != root || f.TraceParent != sp.ID || f.TraceFrom != "lambda" {
 		t.Errorf("function trace root=%q parent=%q from=%q; want root %q parent %q", f.TraceRoot, f.TraceParent, f.TraceFrom, root, sp.ID)
 	}
-	if sp.TraceID != root || sp.ParentID != "53995c3f42cd8ad8" || sp.Name != "fn-echo" || sp.Tool != "echo_call" ||
-		sp.LambdaRequestID != f.LambdaRequestID || sp.Error || sp.Fault || !sp.End.After(sp.Start) {
+	if sp.TraceID != root || sp.ParentID != "53995c3f42cd8ad8" || sp.Name != "fn-echo" || sp.Annotations["tool"] != "echo_call" ||
+		sp.Metadata["mcpfn"]["lambdaRequestId"] != f.LambdaRequestID || sp.Annotations["outcome"] != "ok" || sp.Error || sp.Fault || !sp.End.After(sp.Start) {
 		t.Errorf("span = %+v", sp)
 	}
 }
@@ -357,7 +357,7 @@ func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
 				t.Errorf("took %v", elapsed)
 			}
 			sp, ok := e.spans.byCall(te.callID())
-			if !ok || !(sp.Error || sp.Fault) || string(sp.ErrorCode) != c.code {
+			if !ok || !(sp.Error || sp.Fault) || sp.Annotations["error_code"] != c.code {
 				t.Errorf("span %+v", sp)
 			}
 			// The gateway keeps serving, and the function works again once

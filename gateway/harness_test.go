@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // ---- the test catalog ----
@@ -298,24 +299,24 @@ func (iss *issuer) tokenWith(t testing.TB, key *rsa.PrivateKey, sub string, edit
 
 type spanLog struct {
 	mu    sync.Mutex
-	spans []Span
+	spans []audit.Span
 }
 
-func (l *spanLog) EmitSpan(_ context.Context, s Span) {
+func (l *spanLog) EmitSpan(s audit.Span) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.spans = append(l.spans, s)
 }
 
-func (l *spanLog) byCall(callID string) (Span, bool) {
+func (l *spanLog) byCall(callID string) (audit.Span, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range l.spans {
-		if s.CallID == callID {
+		if s.Annotations["call_id"] == callID {
 			return s, true
 		}
 	}
-	return Span{}, false
+	return audit.Span{}, false
 }
 
 type env struct {

@@ -1,51 +1,13 @@
 package gateway
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
 )
-
-// Span is the gateway's X-Ray subsegment for one forwarded call: a child of
-// the gateway's own trace position (the Lambda segment, or the caller's
-// header when run locally) and the parent of the tool function's segment.
-type Span struct {
-	TraceID  string // the header's Root
-	ID       string // 16 hex digits; the Parent the function receives
-	ParentID string // the header's Parent
-	Name     string // the function name, as X-Ray names downstream calls
-	Start    time.Time
-	End      time.Time
-
-	// X-Ray's three failure flags: Throttle (429), Error (a client-side
-	// failure or the function's error) and Fault (a service failure or a
-	// timeout).
-	Throttle, Error, Fault bool
-
-	// Facts recorded on the subsegment.
-	Tool            string
-	CallID          string
-	Function        string
-	LambdaRequestID string
-	ErrorCode       adapter.Code // the tool error the caller got, if any
-}
-
-// SpanEmitter receives the gateway's spans. Emit must not block the call for
-// long: the X-Ray daemon client sends UDP datagrams.
-type SpanEmitter interface {
-	EmitSpan(ctx context.Context, s Span)
-}
-
-// SpanEmitterFunc adapts a function to [SpanEmitter].
-type SpanEmitterFunc func(ctx context.Context, s Span)
-
-// EmitSpan calls f.
-func (f SpanEmitterFunc) EmitSpan(ctx context.Context, s Span) { f(ctx, s) }
 
 // traceHeaderKey is the context key aws-lambda-go stores the invocation's
 // X-Ray header under. It is read from the invocation's context, never from
