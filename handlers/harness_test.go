@@ -7,14 +7,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
@@ -48,27 +47,19 @@ func newApp(t *testing.T) *app {
 	return a
 }
 
-// broadcastsTableInput is the table as template.yaml's BroadcastsTable
-// declares it.
+// broadcastsTableInput is template.yaml's BroadcastsTable, so the tests run
+// against the key schema and index that deploy.
 func broadcastsTableInput(t *testing.T, name string) *dynamodb.CreateTableInput {
 	t.Helper()
-	s := func(n string) types.AttributeDefinition {
-		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
+	tpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
 	}
-	key := func(n string, kt types.KeyType) types.KeySchemaElement {
-		return types.KeySchemaElement{AttributeName: aws.String(n), KeyType: kt}
+	in, err := tpl.TableInput("BroadcastsTable", name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &dynamodb.CreateTableInput{
-		TableName:            aws.String(name),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{s("id"), s("channel"), s("createdAt")},
-		KeySchema:            []types.KeySchemaElement{key("id", types.KeyTypeHash)},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName:  aws.String(handlers.ChannelIndex),
-			KeySchema:  []types.KeySchemaElement{key("channel", types.KeyTypeHash), key("createdAt", types.KeyTypeRange)},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}},
-	}
+	return in
 }
 
 // writer is a verified caller holding the write scope.
