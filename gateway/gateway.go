@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"slices"
@@ -115,9 +116,11 @@ func New(cfg Config) (*Gateway, error) {
 		g.allowed[o] = true
 	}
 
+	// The SDK logs every ephemeral session at INFO: one line per request.
+	sdkLogger := slog.New(minLevel{cfg.Logger.Handler(), slog.LevelWarn})
 	g.server = mcp.NewServer(&mcp.Implementation{Name: cfg.ServerName, Version: cfg.ServerVersion}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		Logger:       cfg.Logger,
+		Logger:       sdkLogger,
 	})
 	for _, t := range cfg.Tools {
 		// The raw handler: the gateway neither decodes nor validates the
@@ -131,11 +134,25 @@ func New(cfg Config) (*Gateway, error) {
 		// check (which would refuse a Function URL's Host locally).
 		DisableLocalhostProtection:   len(cfg.AllowedHosts) > 0,
 		MaxRequestBodyBytes:          cfg.MaxBodyBytes,
-		Logger:                       cfg.Logger,
+		Logger:                       sdkLogger,
 		PropagateRequestCancellation: true,
 	})
 	return g, nil
 }
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{m.Handler.WithGroup(n), m.min} }
 
 // Close stops the gateway's background work (the JWKS refresh).
 func (g *Gateway) Close() error {
