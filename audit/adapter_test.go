@@ -1,0 +1,231 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/xraystandin"
+)
+
+// These tests drive the audit through the adapter's Lambda entry point, the
+// way a deployed function runs: the row is built from the adapter's per-call
+// context, not by the test (ADR 0045: tests that call the audit hook directly
+// are how a cross-call stamping bug survived).
+
+type deleteIn struct {
+	ID       string `json:"id"`
+	Password string `json:"password,omitempty"`
+	Fail     bool   `json:"fail,omitempty"`
+}
+
+type deleteOut struct {
+	Deleted string `json:"deleted"`
+}
+
+func deleteTool(t testing.TB, destructive bool) *adapter.Tool {
+	t.Helper()
+	tool, err := adapter.Define(adapter.ToolDef[deleteIn, deleteOut]{
+		Name:        "broadcast_delete",
+		Destructive: destructive,
+		Handler: func(ctx context.Context, call *adapter.Call, in deleteIn) (deleteOut, error) {
+			call.SetDimension("entityId", in.ID)
+			if in.Fail {
+				return deleteOut{}, errors.New("dial tcp 10.0.0.7:5432: connection refused")
+			}
+			return deleteOut{Deleted: in.ID}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+func envelope(t testing.TB, callID string, args any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{
+		"mcpfn":  adapter.EnvelopeVersion,
+		"callId": callID,
+		"params": map[string]any{"name": "broadcast_delete", "arguments": args},
+		"mcp":    map[string]any{"era": "modern", "method": "tools/call", "protocolVersion": "2026-07-28"},
+		"caller": map[string]any{"subject": "user-7", "authMethod": "jwt"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// invokeLambda calls fn the way aws-lambda-go's runtime loop does: a
+// deadline, lambdacontext, and the invocation's own trace header.
+func invokeLambda(t testing.TB, fn *adapter.Function, payload []byte, traceHeader string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
+		AwsRequestID:       fmt.Sprintf("req-%d", time.Now().UnixNano()),
+		InvokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:broadcast_delete",
+	})
+	ctx = context.WithValue(ctx, "x-amzn-trace-id", traceHeader) //lint:ignore SA1029 aws-lambda-go's own key
+	out, err := lambda.NewHandler(fn).Invoke(ctx, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+const lambdaRoot, lambdaParent = "1-5f84c7a1-0123456789abcdef01234567", "53995c3f42cd8ad8"
+
+func TestAdapterCallRowMatchesItsSubsegment(t *testing.T) {
+	e := newEnv(t)
+	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	invokeLambda(t, fn, envelope(t, "call-a1", deleteIn{ID: "b-1", Password: "hunter2"}),
+		"Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
+
+	it := e.item(t, "call-a1")
+	if str(it, "traceId") != lambdaRoot || str(it, "parentSpanId") != lambdaParent || str(it, "entityKey") != "entityId#b-1" ||
+		str(it, "callerKey") != "user-7" || str(it, "status") != audit.StatusDone {
+		t.Fatalf("row: %v", it)
+	}
+	if p := str(it, "argsPreview"); p != `{"id":"b-1","password":"[redacted]"}` {
+		t.Errorf("preview %s", p)
+	}
+	span := str(it, "spanId")
+	doc, err := e.daemon.WaitFor(waitCtx(t), func(d xraystandin.Document) bool { return d.ID == span })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Type != "subsegment" || doc.TraceID != lambdaRoot || doc.ParentID != lambdaParent || doc.Name != "broadcast_delete" {
+		t.Errorf("span %+v", doc)
+	}
+}
+
+func TestAdapterDestructiveCallPendingThenDone(t *testing.T) {
+	e := newEnv(t)
+	a := e.auditor(t, audit.Config{})
+	var seen []string
+	probe := adapter.Hooks{
+		// Runs inside the handler's stage: the pending row must exist by now.
+		BeforeHandle: func(ctx context.Context, call *adapter.Call) error {
+			seen = append(seen, str(e.item(t, call.ID), "status"))
+			return nil
+		},
+	}
+	fn := adapter.New(deleteTool(t, true), adapter.WithAuditor(a), adapter.WithHooks(probe))
+	invokeLambda(t, fn, envelope(t, "call-d1", deleteIn{ID: "b-2"}), "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
+	if len(seen) != 1 || seen[0] != audit.StatusPending {
+		t.Errorf("status seen by the handler stage: %v", seen)
+	}
+	items := e.items(t)
+	if len(items) != 1 || str(items[0], "status") != audit.StatusDone {
+		t.Fatalf("rows: %v", items)
+	}
+	if st := a.Stats(); st.Written != 2 || st.Fallbacks != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestAdapterRetriedInvocationOneRow(t *testing.T) {
+	e := newEnv(t)
+	fn := adapter.New(deleteTool(t, true), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	payload := envelope(t, "call-r1", deleteIn{ID: "b-3"})
+	invokeLambda(t, fn, payload, "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
+	invokeLambda(t, fn, payload, "Root="+lambdaRoot+";Parent=aaaaaaaaaaaaaaaa;Sampled=1")
+	if items := e.items(t); len(items) != 1 || str(items[0], "status") != audit.StatusDone {
+		t.Fatalf("rows: %v", items)
+	}
+}
+
+func TestAdapterUnsampledAndUntraced(t *testing.T) {
+	e := newEnv(t)
+	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	invokeLambda(t, fn, envelope(t, "call-unsampled", deleteIn{ID: "b-4"}), "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=0")
+	invokeLambda(t, fn, envelope(t, "call-untraced", deleteIn{ID: "b-5"}), "")
+
+	untraced := e.item(t, "call-untraced")
+	trace, span := str(untraced, "traceId"), str(untraced, "spanId")
+	if !traceIDPattern.MatchString(trace) || trace == lambdaRoot {
+		t.Errorf("untraced traceId %q", trace)
+	}
+	if _, ok := untraced["parentSpanId"]; ok {
+		t.Errorf("untraced row names a parent")
+	}
+	doc, err := e.daemon.WaitFor(waitCtx(t), func(d xraystandin.Document) bool { return d.ID == span })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.ParentID != "" || doc.Type != "" || doc.TraceID != trace {
+		t.Errorf("untraced span %+v", doc)
+	}
+	// The unsampled call was sent first; had it emitted, it would be here.
+	unsampled := e.item(t, "call-unsampled")
+	for _, d := range e.daemon.Documents() {
+		if d.ID == str(unsampled, "spanId") {
+			t.Errorf("unsampled call emitted %+v", d)
+		}
+	}
+	if str(unsampled, "traceId") != lambdaRoot || str(unsampled, "parentSpanId") != lambdaParent || str(unsampled, "spanId") == "" {
+		t.Errorf("unsampled row ids: %v", unsampled)
+	}
+}
+
+func TestAdapterConcurrentCallsKeepTheirOwnRows(t *testing.T) {
+	e := newEnv(t)
+	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{AttemptTimeout: 30 * time.Second})))
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			invokeLambda(t, fn, envelope(t, fmt.Sprintf("call-%03d", i), deleteIn{ID: fmt.Sprintf("b-%03d", i)}),
+				"Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
+		})
+	}
+	wg.Wait()
+	items := e.items(t)
+	if len(items) != n {
+		t.Fatalf("%d rows, want %d", len(items), n)
+	}
+	for _, it := range items {
+		id := strings.TrimPrefix(str(it, "callId"), "call-")
+		if str(it, "entityKey") != "entityId#b-"+id || str(it, "argsPreview") != `{"id":"b-`+id+`"}` {
+			t.Errorf("call-%s stamped with %s / %s", id, str(it, "entityKey"), str(it, "argsPreview"))
+		}
+	}
+}
+
+func TestAdapterUnreachableTableFallbackReplay(t *testing.T) {
+	e := newEnv(t)
+	var fb bytes.Buffer
+	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb})
+	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(down))
+	invokeLambda(t, fn, envelope(t, "call-f1", deleteIn{ID: "b-6", Fail: true}), "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
+	if strings.Count(fb.String(), `"mcpfnAuditFallback":1`) != 1 {
+		t.Fatalf("fallback: %s", fb.String())
+	}
+	up := e.auditor(t, audit.Config{})
+	for range 2 {
+		if _, err := audit.Replay(context.Background(), strings.NewReader(fb.String()), up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items := e.items(t)
+	if len(items) != 1 {
+		t.Fatalf("%d rows", len(items))
+	}
+	it := items[0]
+	if str(it, "errorCode") != "INTERNAL_SERVER_ERROR" || !strings.Contains(str(it, "rawError"), "connection refused") {
+		t.Errorf("replayed row: %v", it)
+	}
+}
