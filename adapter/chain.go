@@ -179,14 +179,14 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 
 	// Steps 4–6: errors here would lose information when scrubbed, so
 	// OnToolError sees them raw (step 8) before AfterToolCall.
-	output, stage, err := f.gateAndHandle(ctx, call)
+	output, replaced, stage, err := f.gateAndHandle(ctx, call)
 	if err != nil {
 		f.onToolError(parent, call, err)
 		return fail(stage, err)
 	}
 
 	// Step 7: the output against the output schema.
-	result, err := f.successResult(output)
+	result, err := f.successResult(output, replaced || !f.tool.outputTrusted)
 	if err != nil {
 		return fail(StageValidateOutput, err)
 	}
@@ -196,25 +196,25 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 
 // gateAndHandle runs steps 4 (scope check, credentials, BeforeHandle), 5 (the
 // handler, raced against the call's deadline) and 6 (AfterHandle).
-func (f *Function) gateAndHandle(ctx context.Context, call *Call) (any, Stage, error) {
+func (f *Function) gateAndHandle(ctx context.Context, call *Call) (output any, replaced bool, _ Stage, _ error) {
 	if err := f.checkScopes(call); err != nil {
-		return nil, StageBeforeHandle, err
+		return nil, false, StageBeforeHandle, err
 	}
 	for _, h := range f.hooks {
 		if h.BeforeHandle == nil {
 			continue
 		}
 		if err := guard(func() error { return h.BeforeHandle(ctx, call) }); err != nil {
-			return nil, StageBeforeHandle, err
+			return nil, false, StageBeforeHandle, err
 		}
 	}
 	if err := f.resolveCredentials(ctx, call); err != nil {
-		return nil, StageBeforeHandle, err
+		return nil, false, StageBeforeHandle, err
 	}
 
 	output, err := f.handle(ctx, call)
 	if err != nil {
-		return nil, StageHandler, err
+		return nil, false, StageHandler, err
 	}
 
 	for i := len(f.hooks) - 1; i >= 0; i-- {
@@ -222,19 +222,19 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call) (any, Stage, e
 		if h.AfterHandle == nil {
 			continue
 		}
-		var replaced any
+		var next any
 		if err := guard(func() error {
 			var err error
-			replaced, err = h.AfterHandle(ctx, call, output)
+			next, err = h.AfterHandle(ctx, call, output)
 			return err
 		}); err != nil {
-			return nil, StageAfterHandle, err
+			return nil, false, StageAfterHandle, err
 		}
-		if replaced != nil {
-			output = replaced
+		if next != nil {
+			output, replaced = next, true
 		}
 	}
-	return output, StageDone, nil
+	return output, replaced, StageDone, nil
 }
 
 // handle runs the handler in its own goroutine so a handler that ignores its

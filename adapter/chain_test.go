@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/mcpfn/mcpfn/adapter"
 )
 
@@ -456,5 +458,42 @@ func TestTeardownScopes(t *testing.T) {
 	}
 	if !slices.Equal(ran, []string{"AfterToolCall", "call"}) {
 		t.Fatalf("ran = %v", ran)
+	}
+}
+
+// TestOutputValidatedWhereItCanDiffer: a given output schema, or an output
+// type that marshals itself, is validated; a mismatch is the tool's fault.
+func TestOutputValidatedWhereItCanDiffer(t *testing.T) {
+	type stamped struct {
+		At time.Time `json:"at"`
+	}
+	given, err := adapter.Define(adapter.ToolDef[widgetIn, widgetOut]{
+		Name: "widget_update",
+		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"entityId"},
+			Properties: map[string]*jsonschema.Schema{"entityId": {Type: "string", MinLength: jsonschema.Ptr(5)}}},
+		Handler: widgetHandler,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	res, _ := runOne(t, adapter.New(given, adapter.WithHooks(rec.hooks())), map[string]any{"entityId": "abc"}, nil)
+	if res.errorBody(t).Error != "INTERNAL_SERVER_ERROR" || rec.only(t).Stage != adapter.StageValidateOutput {
+		t.Fatalf("a short id breaks the given output schema: %+v", rec.only(t))
+	}
+	res, _ = runOne(t, adapter.New(given), map[string]any{"entityId": "abcdef"}, nil)
+	if res.IsError {
+		t.Fatalf("valid output rejected: %+v", res)
+	}
+
+	timed := adapter.MustDefine(adapter.ToolDef[widgetIn, stamped]{
+		Name: "widget_update",
+		Handler: func(context.Context, *adapter.Call, widgetIn) (stamped, error) {
+			return stamped{At: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}, nil
+		},
+	})
+	res, _ = runOne(t, adapter.New(timed), map[string]any{"entityId": "w"}, nil)
+	if res.IsError || string(res.StructuredContent) != `{"at":"2026-11-29T12:00:00Z"}` {
+		t.Fatalf("got %+v", res)
 	}
 }

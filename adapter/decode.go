@@ -91,12 +91,40 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 	if !json.Valid(trimmed) {
 		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
 	}
+	if len(trimmed) == 0 {
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is empty; %s", acceptedFormats))
+	}
 	switch trimmed[0] {
 	case '[':
+		if !json.Valid(trimmed) {
+			return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
+		}
 		return decodeBatch(trimmed, limits)
 	case '{':
 	default:
+		if !json.Valid(trimmed) {
+			return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
+		}
 		return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest, "the payload is JSON but not an object; %s", acceptedFormats))
+	}
+	// Fast path: one decode of a well-formed envelope or JSON-RPC request.
+	var w wirePayload
+	if err := json.Unmarshal(trimmed, &w); err == nil {
+		switch {
+		case w.Version != nil:
+			env := w.Envelope
+			if json.Unmarshal(*w.Version, &env.Version) != nil {
+				env.Version = string(*w.Version)
+			}
+			return one(decodedEnvelope(env))
+		case w.JSONRPC != nil:
+			return one(decodedJSONRPC(rpcRequest{JSONRPC: *w.JSONRPC, ID: w.ID, Method: w.Method}, &w.Envelope.Params))
+		}
+		return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest, "unrecognised payload; %s", acceptedFormats))
+	}
+	// Slow path: find out which format it meant to be, for a precise error.
+	if !json.Valid(trimmed) {
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload is not valid JSON; %s", acceptedFormats))
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &keys); err != nil {
@@ -111,11 +139,25 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 	return one(decodeFailure(SourceUnknown, RPCInvalidRequest, CodeBadRequest, "unrecognised payload; %s", acceptedFormats))
 }
 
+// wirePayload decodes an envelope and a JSON-RPC request in one pass: their
+// keys do not collide except "params", whose tools/call shape they share.
+type wirePayload struct {
+	Envelope
+	Version *json.RawMessage `json:"mcpfn"` // shadows Envelope.Version: presence marks an envelope
+	JSONRPC *string          `json:"jsonrpc"`
+	ID      json.RawMessage  `json:"id,omitempty"`
+	Method  string           `json:"method"`
+}
+
 func decodeEnvelope(payload []byte) *decoded {
 	var env Envelope
 	if err := json.Unmarshal(payload, &env); err != nil {
 		return decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest, "malformed mcpfn envelope: %v", err)
 	}
+	return decodedEnvelope(env)
+}
+
+func decodedEnvelope(env Envelope) *decoded {
 	if env.Version != EnvelopeVersion {
 		d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
 			"unsupported mcpfn envelope version %q; this function accepts version %q", env.Version, EnvelopeVersion)
@@ -172,14 +214,6 @@ type rpcRequest struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 }
 
-type rpcCallParams struct {
-	Name           string          `json:"name"`
-	Arguments      json.RawMessage `json:"arguments,omitempty"`
-	Meta           map[string]any  `json:"_meta,omitempty"`
-	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   string          `json:"requestState,omitempty"`
-}
-
 func decodeBatch(payload []byte, limits Limits) *invocation {
 	var items []json.RawMessage
 	if err := json.Unmarshal(payload, &items); err != nil {
@@ -205,12 +239,19 @@ func decodeBatch(payload []byte, limits Limits) *invocation {
 
 func decodeJSONRPC(payload []byte) *decoded {
 	var req rpcRequest
-	if err := json.Unmarshal(payload, &req); err != nil || req.JSONRPC != "2.0" || req.Method == "" {
-		msg := "a JSON-RPC request needs \"jsonrpc\":\"2.0\" and a method"
-		if err != nil {
-			msg = fmt.Sprintf("malformed JSON-RPC request: %v", err)
-		}
-		d := decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "%s", msg)
+	if err := json.Unmarshal(payload, &req); err != nil {
+		d := decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "malformed JSON-RPC request: %v", err)
+		d.rpcID = req.ID
+		return d
+	}
+	return decodedJSONRPC(req, nil)
+}
+
+// decodedJSONRPC types a JSON-RPC request; params is its tools/call params
+// when the caller decoded them already.
+func decodedJSONRPC(req rpcRequest, params *EnvelopeParams) *decoded {
+	if req.JSONRPC != "2.0" || req.Method == "" {
+		d := decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "a JSON-RPC request needs \"jsonrpc\":\"2.0\" and a method")
 		d.rpcID = req.ID
 		return d
 	}
@@ -218,18 +259,27 @@ func decodeJSONRPC(payload []byte) *decoded {
 	if req.Method != "tools/call" {
 		// tools/list, initialize, ping and notifications are answered
 		// by the function itself; they are not tool calls.
-		d.mcp = mcpMetaFrom(req.Method, "", paramsMeta(req.Params))
+		var meta map[string]any
+		if params != nil {
+			meta = params.Meta
+		} else {
+			meta = paramsMeta(req.Params)
+		}
+		d.mcp = mcpMetaFrom(req.Method, "", meta)
 		return d
 	}
-	var p rpcCallParams
-	if len(req.Params) == 0 {
-		d.err, d.rpcCode = NewError(CodeBadRequest, "tools/call needs params with a tool name"), RPCInvalidParams
-		return d
+	if params == nil {
+		if len(req.Params) == 0 {
+			d.err, d.rpcCode = NewError(CodeBadRequest, "tools/call needs params with a tool name"), RPCInvalidParams
+			return d
+		}
+		params = &EnvelopeParams{}
+		if err := json.Unmarshal(req.Params, params); err != nil {
+			d.err, d.rpcCode = Errorf(CodeBadRequest, "malformed tools/call params: %v", err), RPCInvalidParams
+			return d
+		}
 	}
-	if err := json.Unmarshal(req.Params, &p); err != nil {
-		d.err, d.rpcCode = Errorf(CodeBadRequest, "malformed tools/call params: %v", err), RPCInvalidParams
-		return d
-	}
+	p := params
 	d.toolName, d.args, d.meta = p.Name, p.Arguments, p.Meta
 	d.mcp = mcpMetaFrom(req.Method, p.Name, p.Meta)
 	d.mcp.JSONRPCID = req.ID

@@ -36,24 +36,32 @@ func errorResult(e *Error) json.RawMessage {
 // successResult is step 7: the output must match the output schema, or the
 // tool broke its own contract — INTERNAL_SERVER_ERROR, never the caller's
 // validation error.
-func (f *Function) successResult(output any) (json.RawMessage, error) {
+//
+// validate is false only for the handler's own typed output under an
+// inferred schema with no self-marshalling types (see Tool.outputTrusted):
+// such a value matches its schema by construction.
+func (f *Function) successResult(output any, validate bool) (json.RawMessage, error) {
 	raw, err := json.Marshal(output)
 	if err != nil {
 		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output cannot be marshalled: %w", err))
 	}
-	var generic any
-	if err := json.Unmarshal(raw, &generic); err != nil {
-		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
+	if validate {
+		var generic any
+		if err := json.Unmarshal(raw, &generic); err != nil {
+			return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
+		}
+		if err := f.tool.outResolved.Validate(generic); err != nil {
+			return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output does not match the output schema: %w", err))
+		}
 	}
-	if err := f.tool.outResolved.Validate(generic); err != nil {
-		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output does not match the output schema: %w", err))
-	}
-	out, err := json.Marshal(struct {
-		Content           []textContent   `json:"content"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}{Content: []textContent{{Type: "text", Text: string(raw)}}, StructuredContent: raw})
-	if err != nil {
-		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
-	}
+	// The text content mirrors the structured output for clients that read
+	// only text; assembled by hand to skip a second reflective marshal.
+	text, _ := json.Marshal(string(raw))
+	out := make([]byte, 0, len(text)+len(raw)+64)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = append(out, text...)
+	out = append(out, `}],"structuredContent":`...)
+	out = append(out, raw...)
+	out = append(out, '}')
 	return out, nil
 }

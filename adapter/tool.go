@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -59,6 +60,10 @@ type Tool struct {
 	needs                           []CredentialNeed
 	inSchema, outSchema             *jsonschema.Schema
 	inResolved, outResolved         *jsonschema.Resolved
+	// outputTrusted: Out's schema was inferred and no type inside Out
+	// marshals itself, so a value of type Out always matches it and step 7
+	// can skip re-validating the handler's own typed output.
+	outputTrusted bool
 
 	// run decodes validated arguments into In, calls the handler and returns
 	// its typed output as any.
@@ -100,6 +105,7 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
 		scopes: append([]string(nil), d.Scopes...), needs: append([]CredentialNeed(nil), d.Credentials...),
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR,
+		outputTrusted: d.OutputSchema == nil && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
 		run: func(ctx context.Context, call *Call, args json.RawMessage) (any, error) {
 			var v In
 			if err := json.Unmarshal(args, &v); err != nil {
@@ -171,4 +177,37 @@ func (t *Tool) MCPTool() *mcp.Tool {
 		mt.Meta = mcp.Meta{"mcpfn/scopes": t.Scopes()}
 	}
 	return mt
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// marshalsItself reports whether t, or any type reachable from it, has its own
+// JSON or text marshalling, whose output the inferred schema cannot predict.
+func marshalsItself(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if t.Implements(jsonMarshaler) || t.Implements(textMarshaler) ||
+		reflect.PointerTo(t).Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return marshalsItself(t.Elem(), seen)
+	case reflect.Map:
+		return marshalsItself(t.Key(), seen) || marshalsItself(t.Elem(), seen)
+	case reflect.Interface:
+		return true // any value can hide behind it
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && marshalsItself(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }

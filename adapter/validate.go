@@ -27,15 +27,12 @@ func (f *Function) validateArguments(args json.RawMessage) (json.RawMessage, err
 		return nil, Errorf(CodePayloadTooLarge, "the arguments are %d bytes; this tool accepts at most %d", len(args), lim.MaxArgumentBytes).
 			WithHint("send less data per call")
 	}
-	if !json.Valid(args) {
-		return nil, NewError(CodeValidation, "the arguments are not valid JSON")
-	}
 	if depthExceeded(args, lim.MaxDepth) {
 		return nil, Errorf(CodeValidation, "the arguments nest deeper than %d levels", lim.MaxDepth)
 	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, NewError(CodeValidation, "the arguments cannot be decoded").WithCause(err)
+		return nil, NewError(CodeValidation, "the arguments are not valid JSON").WithCause(err)
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, NewError(CodeValidation, "the arguments must be a JSON object")
