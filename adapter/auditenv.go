@@ -1,8 +1,18 @@
 package adapter
 
-import "context"
+import (
+	"context"
 
-// auditorFromEnv returns the auditor the environment configures, or nil.
+	"github.com/mcpfn/mcpfn/audit"
+)
+
+// auditorFromEnv returns the auditor the environment configures
+// (MCPFN_AUDIT_TABLE, set by template.yaml), or nil when it configures none.
 func auditorFromEnv(ctx context.Context) (Recorder, error) {
-	return nil, nil
+	a, err := audit.NewFromEnv(ctx)
+	if err != nil || a == nil {
+		// Never a typed nil inside the interface.
+		return nil, err
+	}
+	return a, nil
 }
