@@ -217,3 +217,4 @@ func requireJava(t *testing.T) {
 		t.Skip(err)
 	}
 }
+
