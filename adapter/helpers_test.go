@@ -124,8 +124,8 @@ func invoke(t testing.TB, fn *adapter.Function, payload []byte, li lambdaInvoke)
 	}
 	lc.ClientContext.Custom = li.Custom
 	ctx = lambdacontext.NewContext(ctx, lc)
-	//nolint:staticcheck // the key aws-lambda-go itself uses
-	ctx = context.WithValue(ctx, "x-amzn-trace-id", li.Trace) //lint:ignore SA1029 aws-lambda-go's own key
+	//lint:ignore SA1029 the plain string key is the one aws-lambda-go itself sets
+	ctx = context.WithValue(ctx, "x-amzn-trace-id", li.Trace)
 	out, err := lambda.NewHandler(fn).Invoke(ctx, payload)
 	if err != nil {
 		t.Fatalf("Invoke returned a Lambda function error (the adapter must answer every payload): %v", err)
