@@ -217,4 +217,3 @@ func requireJava(t *testing.T) {
 		t.Skip(err)
 	}
 }
-
