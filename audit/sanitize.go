@@ -75,6 +75,11 @@ func (s *sanitizer) run() (full bool) {
 }
 
 func (s *sanitizer) emit(b ...byte) {
+	if room := PreviewLimit + 1 - len(s.out); len(b) > room {
+		// Copy only what can show: a 1 MB string must not cost 1 MB twice.
+		s.out = append(s.out, b[:max(room, 0)]...)
+		panic(previewFull{})
+	}
 	s.out = append(s.out, b...)
 	if len(s.out) > PreviewLimit {
 		panic(previewFull{})
@@ -316,7 +321,8 @@ var authQualifiers = map[string]bool{
 // word ("auth", "basicAuth") or followed by a word like header or code; see
 // docs/audit.md for the full list.
 func IsSecretKey(key string) bool {
-	words := splitWords(key)
+	var buf [8]string
+	words := splitWords(key, buf[:0])
 	for i, w := range words {
 		prev, next := "", ""
 		if i > 0 {
@@ -343,8 +349,51 @@ func IsSecretKey(key string) bool {
 	return false
 }
 
-func splitWords(key string) []string {
-	var words []string
+// splitWords appends the lower-cased words of key to words. ASCII keys (the
+// common case) are split in place, costing at most the one lower-casing
+// allocation; others go through runes.
+func splitWords(key string, words []string) []string {
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		return splitRuneWords(key, words)
+	}
+	lower := strings.ToLower(key)
+	start := -1
+	for i := 0; i <= len(key); i++ {
+		var c byte
+		if i < len(key) {
+			c = key[i]
+		}
+		isUpper, isLower, isDigit := c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9'
+		if !isUpper && !isLower && !isDigit {
+			if start >= 0 {
+				words = append(words, lower[start:i])
+			}
+			start = -1
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := key[i-1]
+		prevLower, prevUpper, prevDigit := prev >= 'a' && prev <= 'z', prev >= 'A' && prev <= 'Z', prev >= '0' && prev <= '9'
+		nextLower := i+1 < len(key) && key[i+1] >= 'a' && key[i+1] <= 'z'
+		if isUpper && (prevLower || prevDigit || (prevUpper && nextLower)) {
+			words = append(words, lower[start:i])
+			start = i
+		}
+	}
+	return words
+}
+
+func splitRuneWords(key string, words []string) []string {
 	rs := []rune(key)
 	start := -1
 	flush := func(end int) {

@@ -37,6 +37,16 @@ func TestIsSecretKey(t *testing.T) {
 			t.Errorf("IsSecretKey(%q) = true, want false", k)
 		}
 	}
+	// The ASCII fast path splits exactly like the general one.
+	for _, k := range append(append(secret, plain...), "HTTPServer2Go", "a__b--c", "ABC", "aB", "Ab", "x9Y") {
+		fast, slow := splitWords(k, nil), splitRuneWords(k, nil)
+		if strings.Join(fast, "|") != strings.Join(slow, "|") {
+			t.Errorf("splitWords(%q) = %q, rune path %q", k, fast, slow)
+		}
+	}
+	if IsSecretKey("Пароль") || !IsSecretKey("tökenPassword") {
+		t.Errorf("non-ASCII keys")
+	}
 }
 
 func TestSanitizeArgs(t *testing.T) {

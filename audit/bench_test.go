@@ -1,0 +1,114 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/audit"
+)
+
+// typicalArgs is a ~1 KB tool argument object: a few scalars, a nested
+// object with a secret, a short list.
+var typicalArgs = func() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"channel": "ops-announcements",
+		"text":    strings.Repeat("Deploy window moves to 14:00 UTC. ", 16),
+		"options": map[string]any{"notify": true, "priority": 3, "apiKey": "sk-live-0123456789", "tags": []string{"deploy", "ops", "weekly"}},
+		"recipients": []map[string]any{
+			{"id": "u-1", "name": "Ada"}, {"id": "u-2", "name": "Grace"}, {"id": "u-3", "name": "Barbara"},
+		},
+		"requestId": "6f1c2b9e-54d1-4c0e-9a7b-1f2e3d4c5b6a",
+	})
+	return b
+}()
+
+// go test -run '^$' -bench . -benchmem ./audit/
+func BenchmarkSanitizeArgs1KB(b *testing.B) {
+	b.SetBytes(int64(len(typicalArgs)))
+	b.ReportAllocs()
+	for b.Loop() {
+		audit.SanitizeArgs(typicalArgs)
+	}
+}
+
+func BenchmarkSanitizeArgs1MB(b *testing.B) {
+	big := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<20) + `"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		audit.SanitizeArgs(big)
+	}
+}
+
+// BenchmarkRecord is one final row: sanitize, marshal, one conditional
+// PutItem to DynamoDB Local over loopback HTTP (no span).
+func BenchmarkRecord(b *testing.B) {
+	e := newEnv(b)
+	a := audit.New(audit.Config{Table: e.table, Client: e.client, Fallback: io.Discard})
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		row := baseRow(fmt.Sprintf("bench-%d", i))
+		row.Arguments = typicalArgs
+		a.Record(ctx, row)
+	}
+	if st := a.Stats(); st.Fallbacks != 0 || st.Retries != 0 {
+		b.Fatalf("stats %+v", st)
+	}
+}
+
+// BenchmarkRecordWithSpan adds the X-Ray subsegment (one UDP datagram to
+// the daemon stand-in).
+func BenchmarkRecordWithSpan(b *testing.B) {
+	e := newEnv(b)
+	a := e.auditor(b, audit.Config{Fallback: io.Discard})
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		row := baseRow(fmt.Sprintf("bench-%d", i))
+		row.Arguments = typicalArgs
+		a.Record(ctx, row)
+	}
+}
+
+// BenchmarkRecordParallel measures throughput with concurrent calls, as on
+// Lambda Managed Instances.
+func BenchmarkRecordParallel(b *testing.B) {
+	e := newEnv(b)
+	a := audit.New(audit.Config{Table: e.table, Client: e.client, Fallback: io.Discard})
+	ctx := context.Background()
+	var n atomicCounter
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			row := baseRow(fmt.Sprintf("bench-p-%d", n.next()))
+			row.Arguments = typicalArgs
+			a.Record(ctx, row)
+		}
+	})
+}
+
+type atomicCounter struct{ v atomic.Int64 }
+
+func (c *atomicCounter) next() int64 { return c.v.Add(1) }
+
+// BenchmarkFallbackLine is a call whose table is unreachable (connection
+// refused on loopback, one attempt): the refused connect plus the JSON line.
+func BenchmarkFallbackLine(b *testing.B) {
+	a := audit.New(audit.Config{Table: "t", Client: clientFor("http://" + closedPort(b)), Fallback: io.Discard, MaxAttempts: 1})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		row := baseRow("bench-fallback")
+		row.Arguments = typicalArgs
+		a.Record(ctx, row)
+	}
+}
