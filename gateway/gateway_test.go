@@ -93,6 +93,12 @@ func TestCallCarriesVerifiedFactsModern(t *testing.T) {
 	if f.TraceRoot != root || f.TraceParent != sp.ID || f.TraceFrom != "lambda" {
 		t.Errorf("function trace root=%q parent=%q from=%q; want root %q parent %q", f.TraceRoot, f.TraceParent, f.TraceFrom, root, sp.ID)
 	}
+	// The envelope travels in the payload; client context stays unset.
+	for _, h := range e.api.headers {
+		if h.Get("X-Amz-Client-Context") != "" || h.Get("X-Amz-Invocation-Type") == "Event" {
+			t.Errorf("invoke headers %v", h)
+		}
+	}
 	if sp.TraceID != root || sp.ParentID != "53995c3f42cd8ad8" || sp.Name != "fn-echo" || sp.Annotations["tool"] != "echo_call" ||
 		sp.Metadata["mcpfn"]["lambdaRequestId"] != f.LambdaRequestID || sp.Annotations["outcome"] != "ok" || sp.Error || sp.Fault || !sp.End.After(sp.Start) {
 		t.Errorf("span = %+v", sp)
@@ -102,6 +108,11 @@ func TestCallCarriesVerifiedFactsModern(t *testing.T) {
 func TestCallLegacyEras(t *testing.T) {
 	e := newEnv(t)
 	tok := e.iss.token(t, "bob", nil)
+	// As on Lambda: the process-wide trace variable (shared by concurrent
+	// invocations on Managed Instances) must not leak into a forward that
+	// has no trace of its own.
+	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "gateway")
+	t.Setenv("_X_AMZN_TRACE_ID", "Root=1-00000000-000000000000000000000000;Parent=2222222222222222;Sampled=1")
 	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run(version, func(t *testing.T) {
 			cs := e.mustConnect(t, "legacy-client", version, bearer(tok))
@@ -317,6 +328,12 @@ func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte(`{"Type":"Service","message":"internal failure"}`))
 	}
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"Type":"User","message":"Function not found: arn:aws:lambda:us-east-1:123456789012:function:fn-flaky"}`))
+	}
 	hang := func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -334,6 +351,7 @@ func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
 		{"throttled", "flaky_get", "fn-flaky", throttle, "RATE_LIMITED", true},
 		{"service error", "flaky_get", "fn-flaky", serviceError, "UNAVAILABLE", true},
 		{"gateway timeout", "flaky_get", "fn-flaky", hang, "TIMEOUT", true},
+		{"function not found", "flaky_get", "fn-flaky", notFound, "INTERNAL_SERVER_ERROR", false},
 		// A destructive tool whose call may have taken effect is not
 		// retryable; one Lambda refused to run is.
 		{"destructive crash", "flaky_delete", "fn-flaky-delete", crash, "UNAVAILABLE", false},
@@ -350,7 +368,7 @@ func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
 			if te.Error != c.code || te.Retryable != c.retryable || len(te.callID()) != 32 {
 				t.Errorf("got %+v, want %s retryable=%v", te, c.code, c.retryable)
 			}
-			if strings.Contains(textOf(res), "fn-") || strings.Contains(textOf(res), "Runtime") {
+			if strings.Contains(textOf(res), "fn-") || strings.Contains(textOf(res), "Runtime") || strings.Contains(textOf(res), "123456789012") {
 				t.Errorf("raw cause leaked to the model: %s", textOf(res))
 			}
 			if elapsed > 3*time.Second {
