@@ -68,7 +68,7 @@ func TestCallCarriesVerifiedFactsModern(t *testing.T) {
 	cs := e.mustConnect(t, "modern-client", "", h)
 	f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "e-1"}))
 
-	if f.Source != "envelope" || f.EntityID != "e-1" {
+	if f.Source != "envelope" || f.EntityID != "e-1" || !strings.HasSuffix(f.FunctionARN, ":function:fn-echo") {
 		t.Fatalf("facts = %+v", f)
 	}
 	if f.Subject != "alice" || f.AuthMethod != "jwt" || f.ClientID != "test-app" || f.Tenant != "tenant-1" ||
@@ -242,6 +242,8 @@ func TestTokenRejections(t *testing.T) {
 		"wrong issuer":   e.iss.token(t, "alice", func(c jwt.MapClaims) { c["iss"] = other.URL }),
 		"no expiry":      e.iss.token(t, "alice", func(c jwt.MapClaims) { delete(c, "exp") }),
 		"garbage":        "not.a.jwt",
+		"alg none":       e.iss.sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, e.iss.kid, "alice", nil),
+		"unknown kid":    e.iss.sign(t, jwt.SigningMethodRS256, other.key, "kid-nobody-published", "alice", nil),
 	}
 	init := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	for name, tok := range cases {

@@ -52,12 +52,13 @@ type facts struct {
 	TraceParent     string   `json:"traceParent,omitempty"`
 	TraceFrom       string   `json:"traceFrom,omitempty"`
 	LambdaRequestID string   `json:"lambdaRequestId,omitempty"`
+	FunctionARN     string   `json:"functionArn,omitempty"`
 }
 
 func factsOf(call *adapter.Call, entity string) facts {
 	f := facts{EntityID: entity, CallID: call.ID, Source: string(call.Source), SessionID: call.SessionID,
 		Tenant: call.Tenant, TraceRoot: call.Trace.Root, TraceParent: call.Trace.Parent, TraceFrom: call.Trace.From,
-		LambdaRequestID: call.Lambda.RequestID}
+		LambdaRequestID: call.Lambda.RequestID, FunctionARN: call.Lambda.FunctionARN}
 	if c := call.Caller; c != nil {
 		f.Subject, f.AuthMethod, f.ClientID, f.Scopes = c.Subject, c.AuthMethod, c.ClientID, c.Scopes
 	}
@@ -277,6 +278,10 @@ func (iss *issuer) token(t testing.TB, sub string, edit func(jwt.MapClaims)) str
 }
 
 func (iss *issuer) tokenWith(t testing.TB, key *rsa.PrivateKey, sub string, edit func(jwt.MapClaims)) string {
+	return iss.sign(t, jwt.SigningMethodRS256, key, iss.kid, sub, edit)
+}
+
+func (iss *issuer) sign(t testing.TB, method jwt.SigningMethod, key any, kid, sub string, edit func(jwt.MapClaims)) string {
 	now := time.Now()
 	claims := jwt.MapClaims{
 		"iss": iss.URL, "aud": testAudience, "sub": sub,
@@ -286,8 +291,8 @@ func (iss *issuer) tokenWith(t testing.TB, key *rsa.PrivateKey, sub string, edit
 	if edit != nil {
 		edit(claims)
 	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
-	tok.Header["kid"] = iss.kid
+	tok := jwt.NewWithClaims(method, claims)
+	tok.Header["kid"] = kid
 	s, err := tok.SignedString(key)
 	if err != nil {
 		t.Fatal(err)
