@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
 )
@@ -221,5 +222,51 @@ func TestJSONRPCProtocolMethods(t *testing.T) {
 	got := rec.only(t)
 	if got.CallID != "rq#0" {
 		t.Fatalf("call id %q", got.CallID)
+	}
+}
+
+func TestBatchOfGarbageAnswersEachEntry(t *testing.T) {
+	rec := newRecorder()
+	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	raw := invoke(t, fn, []byte(`[1,{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"widget_update","arguments":{"entityId":"w"}}}]`), lambdaInvoke{})
+	var resps []struct {
+		ID     json.RawMessage   `json:"id"`
+		Error  *adapter.RPCError `json:"error"`
+		Result *callResult       `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &resps); err != nil || len(resps) != 2 {
+		t.Fatalf("want two answers: %s", raw)
+	}
+	if resps[0].Error == nil || resps[0].Error.Code != adapter.RPCInvalidRequest || string(resps[0].ID) != "null" {
+		t.Fatalf("entry 0: %s", raw)
+	}
+	if resps[1].Result == nil || resps[1].Result.IsError || string(resps[1].ID) != `"a"` {
+		t.Fatalf("entry 1: %s", raw)
+	}
+	if len(rec.done) != 2 {
+		t.Fatalf("every entry is a call attempt with its own AfterToolCall: %d", len(rec.done))
+	}
+}
+
+func TestTenantAndSessionKey(t *testing.T) {
+	var seen []*adapter.Call
+	fn := adapter.New(widgetTool(t), adapter.WithHooks(adapter.Hooks{
+		AfterToolCall: func(_ context.Context, c *adapter.Call, _ *adapter.Outcome) { seen = append(seen, c) },
+	}))
+	// Lambda tenant isolation gives the tenant when no verified identity does.
+	invoke(t, fn, envelopeOf(t, "c1", "widget_update", map[string]any{"entityId": "w"}, nil), lambdaInvoke{Tenant: "tenant-from-lambda"})
+	// A verified identity's tenant wins.
+	invoke(t, fn, envelopeOf(t, "c2", "widget_update", map[string]any{"entityId": "w"}, alice), lambdaInvoke{Tenant: "tenant-from-lambda"})
+	if seen[0].Tenant != "tenant-from-lambda" || seen[1].Tenant != "acme" {
+		t.Fatalf("tenants = %q, %q", seen[0].Tenant, seen[1].Tenant)
+	}
+	// The same session id under two principals never shares a key.
+	a := &adapter.Call{SessionID: "s-1", Tenant: "acme", Caller: &adapter.Identity{Subject: "alice"}}
+	b := &adapter.Call{SessionID: "s-1", Tenant: "acme", Caller: &adapter.Identity{Subject: "mallory"}}
+	if a.SessionKey() == b.SessionKey() {
+		t.Fatal("session keys must compose tenant and principal")
+	}
+	if !seen[0].Lambda.Deadline.After(time.Now().Add(-time.Minute)) || seen[0].Lambda.RequestID == "" {
+		t.Fatalf("lambda facts = %+v", seen[0].Lambda)
 	}
 }
