@@ -25,7 +25,9 @@ import (
 
 // Options configures Start. The zero value is ready to use.
 type Options struct {
-	// Port is the TCP port on 127.0.0.1 to serve on; 0 picks a free one.
+	// Port is the TCP port to serve on; 0 picks a free one. Clients use
+	// 127.0.0.1, but the emulator has no option to listen on loopback only
+	// and binds every interface.
 	Port int
 	// JarDir is the directory holding DynamoDBLocal.jar and
 	// DynamoDBLocal_lib/. Empty means the copy installed by `make deps`
