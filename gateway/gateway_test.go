@@ -405,8 +405,16 @@ func TestFunctionProtocolErrorIsJSONRPCError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Fatalf("err = %v", err)
 	}
+	// A tool the catalog does not have never reaches Lambda.
+	before := e.api.count("fn-echo")
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Fatalf("unknown tool: err = %v", err)
+	}
 	// Still serving.
 	factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "z"}))
+	if got := e.api.count("fn-echo") - before; got != 1 {
+		t.Errorf("%d invocations of fn-echo, want 1 (the echo)", got)
+	}
 }
 
 func TestHTTPRejections(t *testing.T) {
