@@ -1,9 +1,9 @@
+//go:build !mcpfn_noxraysdk
+
 package audit
 
 import (
 	"fmt"
-	"net"
-	"strings"
 
 	"github.com/aws/aws-xray-sdk-go/xray"
 )
@@ -13,7 +13,8 @@ import (
 // segment tree it opens and closes itself; a call's span here is detached
 // (its parent lives in the Lambda service, and its ids were settled before
 // the span is sent), so the emitter gets a standalone *xray.Segment per span.
-// See docs/decisions/0004-xray-emitter.md.
+// See docs/decisions/0004-xray-emitter.md; the build tag mcpfn_noxraysdk
+// swaps in a dependency-free emitter of the same documents.
 type XRayEmitter struct {
 	emitter *xray.DefaultEmitter
 }
@@ -32,25 +33,6 @@ func NewXRayEmitter(addr string) (*XRayEmitter, error) {
 		return nil, fmt.Errorf("audit: x-ray emitter: %w", err)
 	}
 	return &XRayEmitter{emitter: e}, nil
-}
-
-func daemonUDPAddr(addr string) (*net.UDPAddr, error) {
-	addr = strings.TrimSpace(addr)
-	for _, f := range strings.Fields(addr) {
-		switch {
-		case strings.HasPrefix(f, "udp:"):
-			addr = strings.TrimPrefix(f, "udp:")
-		case strings.HasPrefix(f, "tcp:"):
-			continue // sampling rules only; spans go over UDP
-		default:
-			addr = f
-		}
-	}
-	udp, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("audit: x-ray daemon address %q: %w", addr, err)
-	}
-	return udp, nil
 }
 
 // EmitSpan sends s as one UDP datagram. The SDK emitter drops documents whose
