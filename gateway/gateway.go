@@ -249,7 +249,16 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		g.serveBatch(w, r, body, ri)
 		return
 	}
-	ri.jsonrpcID = messageID(body)
+	msgID, method := peekMessage(body)
+	if method == "subscriptions/listen" {
+		// A listen stream never ends, and a buffered Lambda response is
+		// delivered only when it does: the call would hold the gateway until
+		// its timeout. The tool list is static, so there is nothing to hear.
+		writeRPCError(w, http.StatusOK, msgID, adapter.RPCMethodNotFound,
+			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
+		return
+	}
+	ri.jsonrpcID = msgID
 	g.dispatch(w, r, body, ri)
 }
 
@@ -263,13 +272,21 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 
 // messageID returns the "id" of a JSON-RPC message, nil when it has none.
 func messageID(msg []byte) json.RawMessage {
+	id, _ := peekMessage(msg)
+	return id
+}
+
+// peekMessage reads the id and method of a JSON-RPC message; a malformed one
+// yields zero values and is left to the SDK to reject.
+func peekMessage(msg []byte) (json.RawMessage, string) {
 	var m struct {
-		ID json.RawMessage `json:"id"`
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
 	}
 	if json.Unmarshal(msg, &m) != nil || string(m.ID) == "null" {
-		return nil
+		return nil, m.Method
 	}
-	return m.ID
+	return m.ID, m.Method
 }
 
 // serveBatch answers a 2025-03-26 JSON-RPC batch by dispatching each message

@@ -468,6 +468,16 @@ func TestHTTPRejections(t *testing.T) {
 	}
 }
 
+func TestSubscriptionsListenIsRefused(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Auth = AuthNone })
+	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
+	start := time.Now()
+	resp, body := e.post(t, `{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, h)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"code":-32601`) || !strings.Contains(string(body), `"id":5`) || time.Since(start) > time.Second {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
+
 func TestHostAndOriginAllowLists(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.Auth = AuthNone
