@@ -49,6 +49,7 @@ type requestInfo struct {
 	trace     adapter.Trace     // the gateway's own trace position
 	deadline  time.Time         // the gateway's deadline (Lambda's), zero locally
 	jsonrpcID json.RawMessage   // the id of this message
+	method    string            // the method of this message
 }
 
 type requestInfoKey struct{}
@@ -249,21 +250,20 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		g.serveBatch(w, r, body, ri)
 		return
 	}
-	msgID, method := peekMessage(body)
-	if method == "subscriptions/listen" {
-		// A listen stream never ends, and a buffered Lambda response is
-		// delivered only when it does: the call would hold the gateway until
-		// its timeout. The tool list is static, so there is nothing to hear.
-		writeRPCError(w, http.StatusOK, msgID, adapter.RPCMethodNotFound,
-			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
-		return
-	}
-	ri.jsonrpcID = msgID
+	ri.jsonrpcID, ri.method = peekMessage(body)
 	g.dispatch(w, r, body, ri)
 }
 
 // dispatch hands one JSON-RPC message to the go-sdk handler.
 func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, ri *requestInfo) {
+	if ri.method == "subscriptions/listen" {
+		// A listen stream never ends, and a buffered Lambda response is
+		// delivered only when it does: the call would hold the gateway until
+		// its timeout. The tool list is static, so there is nothing to hear.
+		writeRPCError(w, http.StatusOK, ri.jsonrpcID, adapter.RPCMethodNotFound,
+			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
+		return
+	}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 	r.Body = io.NopCloser(bytes.NewReader(msg))
 	r.ContentLength = int64(len(msg))
@@ -320,7 +320,7 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 	for i, m := range msgs {
 		wg.Go(func() {
 			mri := *ri
-			mri.jsonrpcID = messageID(m)
+			mri.jsonrpcID, mri.method = peekMessage(m)
 			outs[i] = newBufferedResponse()
 			g.dispatch(outs[i], r, m, &mri)
 		})
