@@ -1,0 +1,12 @@
+// Package templatetest holds the tests that keep template.yaml, the Makefile,
+// functions/ and the handlers' tool catalog in step: every function has a
+// resource and a build target and the other way round, every tool has a
+// function, every role grants exactly what its function uses, and the build
+// produces what Lambda runs.
+//
+// The template is read twice: by github.com/awslabs/goformation/v7, which
+// types the resources (and rejects a resource type it does not know), and by
+// internal/samtemplate as plain values with intrinsics intact, because
+// goformation neither merges Globals nor keeps !Ref / !GetAtt, and IAM checks
+// need to see exactly which resource a statement names.
+package templatetest

@@ -1,0 +1,209 @@
+package templatetest
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/handlers"
+)
+
+// grants returns a function's inline policy statements as the set
+// "action on resource", resources named by logical id (an index as
+// "Table/index/name"). It fails the test on anything that is not an explicit
+// Allow of named actions on named resources: a wildcard, a managed policy,
+// a SAM policy template (whose grants the template does not show).
+func grants(t *testing.T, id string, props map[string]any) map[string]bool {
+	t.Helper()
+	if _, ok := props["Role"]; ok {
+		t.Errorf("%s: Role is set; give each function its own role through Policies", id)
+	}
+	out := map[string]bool{}
+	for _, p := range list(props["Policies"]) {
+		doc, ok := p.(map[string]any)
+		if !ok || len(doc) != 1 || doc["Statement"] == nil {
+			t.Errorf("%s: policy %v is not an inline {Statement: …} (managed policies and SAM policy templates grant more than the function uses)", id, p)
+			continue
+		}
+		for _, s := range list(doc["Statement"]) {
+			st, _ := s.(map[string]any)
+			if st["Effect"] != "Allow" {
+				t.Errorf("%s: statement effect %v", id, st["Effect"])
+			}
+			for _, key := range []string{"NotAction", "NotResource", "Principal"} {
+				if _, ok := st[key]; ok {
+					t.Errorf("%s: statement uses %s", id, key)
+				}
+			}
+			var resources []string
+			for _, r := range list(st["Resource"]) {
+				name, err := resourceName(r)
+				if err != nil {
+					t.Errorf("%s: %v", id, err)
+					continue
+				}
+				resources = append(resources, name)
+			}
+			for _, a := range list(st["Action"]) {
+				action, _ := a.(string)
+				if action == "" || strings.Contains(action, "*") {
+					t.Errorf("%s: action %v: name every action, no wildcards", id, a)
+					continue
+				}
+				for _, r := range resources {
+					out[action+" on "+r] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+var subIndex = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}(/index/[A-Za-z0-9_.-]+)$`)
+
+// resourceName names the resource an IAM statement's Resource entry points
+// at: !GetAtt X.Arn → X, !Sub "${X.Arn}/index/i" → X/index/i. Literal ARNs
+// and wildcards are errors: every resource this stack's roles touch is in
+// the stack.
+func resourceName(r any) (string, error) {
+	if ga := getAtt(r); strings.HasSuffix(ga, ".Arn") {
+		return strings.TrimSuffix(ga, ".Arn"), nil
+	}
+	if fn, arg := intrinsic(r); fn == "Fn::Sub" {
+		if s, ok := arg.(string); ok {
+			if m := subIndex.FindStringSubmatch(s); m != nil {
+				return m[1] + m[2], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("resource %v: name a resource of this stack with !GetAtt X.Arn (or !Sub \"${X.Arn}/index/name\"), never a wildcard or literal", r)
+}
+
+func set(items ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, i := range items {
+		m[i] = true
+	}
+	return m
+}
+
+// auditGrant is what every tool function may do to the audit table: the
+// adapter puts a row (conditionally) and completes a destructive tool's
+// pending row; it never reads, deletes or scans.
+var auditGrant = []string{"dynamodb:PutItem on AuditTable", "dynamodb:UpdateItem on AuditTable"}
+
+// TestLeastPrivilege pins every role to exactly the calls its code makes.
+func TestLeastPrivilege(t *testing.T) {
+	rt := raw(t)
+	want := map[string]map[string]bool{
+		"BroadcastCreateFunction": set(append([]string{"dynamodb:PutItem on BroadcastsTable", "dynamodb:GetItem on BroadcastsTable"}, auditGrant...)...),
+		"BroadcastGetFunction":    set(append([]string{"dynamodb:GetItem on BroadcastsTable"}, auditGrant...)...),
+		"BroadcastListFunction":   set(append([]string{"dynamodb:Query on BroadcastsTable/index/" + handlers.ChannelIndex}, auditGrant...)...),
+		"BroadcastDeleteFunction": set(append([]string{"dynamodb:DeleteItem on BroadcastsTable"}, auditGrant...)...),
+	}
+	forwards := gatewayToolFunctions(t)
+	gw := map[string]bool{}
+	for _, fn := range forwards {
+		gw["lambda:InvokeFunction on "+fn] = true
+	}
+	want["GatewayFunction"] = gw
+
+	for id, res := range rt.Resources(serverlessFunction) {
+		w, ok := want[id]
+		if !ok {
+			t.Errorf("%s: no expected grant in this test; add one for the new function", id)
+			continue
+		}
+		got := grants(t, id, res.Properties)
+		if !maps.Equal(got, w) {
+			t.Errorf("%s grants\n  %v\nwant\n  %v", id, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(w)))
+		}
+	}
+	for _, typ := range []string{"AWS::IAM::Role", "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"} {
+		if ids := rt.LogicalIDs(typ); len(ids) > 0 {
+			t.Errorf("%s resources %v: this test does not check them; express grants as function Policies", typ, ids)
+		}
+	}
+}
+
+// TestReadOnlyToolsCannotWrite derives the rule from the tools themselves, so
+// it holds for tools added later: a tool annotated read-only gets no write
+// action on any data table.
+func TestReadOnlyToolsCannotWrite(t *testing.T) {
+	rt := raw(t)
+	targets := buildTargets(t)
+	byDir := map[string]string{}
+	for id, dir := range targets {
+		byDir[dir] = id
+	}
+	writes := []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "PartiQLInsert", "PartiQLUpdate", "PartiQLDelete"}
+	for _, tool := range handlers.Catalog() {
+		ann := tool.MCPTool().Annotations
+		if ann == nil || !ann.ReadOnlyHint {
+			continue
+		}
+		res, ok := rt.Resource(byDir[tool.Name()])
+		if !ok {
+			t.Errorf("tool %s has no function", tool.Name())
+			continue
+		}
+		for g := range grants(t, res.LogicalID, res.Properties) {
+			action, target, _ := strings.Cut(g, " on ")
+			if target == "AuditTable" {
+				continue
+			}
+			for _, w := range writes {
+				if action == "dynamodb:"+w {
+					t.Errorf("read-only tool %s may %s", tool.Name(), g)
+				}
+			}
+		}
+	}
+}
+
+// TestInvokePermissions: each tool function's resource policy allows the
+// gateway's role and, only when AgentCoreGatewayRoleArn is set, that role;
+// nothing else, and only lambda:InvokeFunction.
+func TestInvokePermissions(t *testing.T) {
+	rt := raw(t)
+	type grant struct{ principal, condition string }
+	got := map[string][]grant{}
+	for id, p := range rt.Resources("AWS::Lambda::Permission") {
+		if p.Properties["Action"] != "lambda:InvokeFunction" {
+			t.Errorf("%s: Action %v", id, p.Properties["Action"])
+		}
+		for _, key := range []string{"SourceArn", "SourceAccount", "FunctionUrlAuthType"} {
+			if _, ok := p.Properties[key]; ok {
+				t.Errorf("%s: unexpected %s", id, key)
+			}
+		}
+		fn := strings.TrimSuffix(getAtt(p.Properties["FunctionName"]), ".Arn")
+		if fn == "" {
+			fn = ref(p.Properties["FunctionName"])
+		}
+		principal := getAtt(p.Properties["Principal"])
+		if r := ref(p.Properties["Principal"]); r != "" {
+			principal = "Ref:" + r
+		} else if principal == "" {
+			principal = fmt.Sprint(p.Properties["Principal"]) // a literal: never wanted
+		}
+		cond, _ := p.Attributes["Condition"].(string)
+		got[fn] = append(got[fn], grant{principal, cond})
+	}
+	tools := gatewayToolFunctions(t)
+	for _, fn := range tools {
+		g := got[fn]
+		want := []grant{{"GatewayFunctionRole.Arn", ""}, {"Ref:AgentCoreGatewayRoleArn", "HasAgentCoreGateway"}}
+		slices.SortFunc(g, func(a, b grant) int { return strings.Compare(a.condition, b.condition) })
+		if !slices.Equal(g, want) {
+			t.Errorf("%s invoke permissions %v, want %v", fn, g, want)
+		}
+		delete(got, fn)
+	}
+	for fn, g := range got {
+		t.Errorf("permission on %s (%v), which is not a tool function", fn, g)
+	}
+}

@@ -1,0 +1,165 @@
+package templatetest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
+)
+
+// repoRoot is the directory holding go.mod: the tests run in templatetest/.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// keepIntrinsic renders an intrinsic as a string such as
+// `Fn::GetAtt(["BroadcastsTable","Arn"])` instead of resolving it:
+// goformation would otherwise replace a !Ref to a parameter with its default
+// (a number where a string is typed) and a !GetAtt with nothing.
+func keepIntrinsic(name string, input any, _ any) any {
+	b, _ := json.Marshal(input)
+	return name + "(" + string(b) + ")"
+}
+
+// typed parses template.yaml with goformation.
+func typed(t *testing.T) *cloudformation.Template {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overrides := map[string]intrinsics.IntrinsicHandler{}
+	for _, fn := range []string{"Ref", "Fn::GetAtt", "Fn::Sub", "Fn::If", "Fn::Join", "Fn::Select", "Fn::ImportValue"} {
+		overrides[fn] = keepIntrinsic
+	}
+	tpl, err := goformation.ParseYAMLWithOptions(data, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: overrides})
+	if err != nil {
+		t.Fatalf("goformation cannot parse template.yaml: %v", err)
+	}
+	return tpl
+}
+
+// raw reads template.yaml with intrinsics intact.
+func raw(t *testing.T) *samtemplate.Template {
+	t.Helper()
+	tpl, err := samtemplate.Load(filepath.Join(repoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+// functionDirs lists functions/<name> directories that hold a main.go.
+func functionDirs(t *testing.T) []string {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(repoRoot(t), "functions", "*", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, m := range matches {
+		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+var (
+	buildTarget = regexp.MustCompile(`^build-([A-Za-z0-9]+):`)
+	buildsDir   = regexp.MustCompile(`lambda_build,\s*([a-z0-9_]+)\)|\./functions/([a-z0-9_]+)`)
+)
+
+// buildTargets maps each build-<LogicalId> target of the Makefile to the
+// functions/ directory its recipe builds.
+func buildTargets(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]string{}
+	current := ""
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if m := buildTarget.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			targets[current] = ""
+			continue
+		}
+		if current != "" && strings.HasPrefix(line, "\t") {
+			if m := buildsDir.FindStringSubmatch(line); m != nil && targets[current] == "" {
+				targets[current] = m[1] + m[2]
+			}
+			continue
+		}
+		current = ""
+	}
+	return targets
+}
+
+// intrinsic returns v's intrinsic function and argument (long form).
+func intrinsic(v any) (string, any) {
+	fn, arg, _ := samtemplate.Intrinsic(v)
+	return fn, arg
+}
+
+// getAtt returns "X.Attr" for {"Fn::GetAtt": ["X", "Attr"]}, else "".
+func getAtt(v any) string {
+	fn, arg := intrinsic(v)
+	if fn != "Fn::GetAtt" {
+		return ""
+	}
+	switch a := arg.(type) {
+	case []any:
+		if len(a) == 2 {
+			x, _ := a[0].(string)
+			y, _ := a[1].(string)
+			return x + "." + y
+		}
+	case string:
+		return a
+	}
+	return ""
+}
+
+// ref returns X for {"Ref": "X"}, else "".
+func ref(v any) string {
+	if fn, arg := intrinsic(v); fn == "Ref" {
+		s, _ := arg.(string)
+		return s
+	}
+	return ""
+}
+
+// list returns v as a list of values: a scalar is a list of one.
+func list(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	if v == nil {
+		return nil
+	}
+	return []any{v}
+}

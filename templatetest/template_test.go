@@ -1,0 +1,277 @@
+package templatetest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
+)
+
+const serverlessFunction = "AWS::Serverless::Function"
+
+func TestGoformationParsesTemplate(t *testing.T) {
+	tpl := typed(t)
+	if len(tpl.GetAllServerlessFunctionResources()) == 0 {
+		t.Fatal("no AWS::Serverless::Function resources")
+	}
+	if _, err := tpl.GetDynamoDBTableWithName("BroadcastsTable"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFunctionsResourcesAndBuildTargetsMatch: every functions/<dir> is built
+// by exactly one build-<LogicalId> target whose LogicalId is a function in
+// template.yaml, and every function resource has such a target and
+// directory.
+func TestFunctionsResourcesAndBuildTargetsMatch(t *testing.T) {
+	fns := typed(t).GetAllServerlessFunctionResources()
+	targets := buildTargets(t)
+	dirs := functionDirs(t)
+
+	built := map[string]string{} // dir → logical id
+	for id, dir := range targets {
+		if dir == "" {
+			t.Errorf("Makefile target build-%s builds no ./functions/<dir>", id)
+			continue
+		}
+		if _, ok := fns[id]; !ok {
+			t.Errorf("Makefile target build-%s has no %s resource %s in template.yaml", id, serverlessFunction, id)
+		}
+		if other, dup := built[dir]; dup {
+			t.Errorf("functions/%s is built by both build-%s and build-%s", dir, other, id)
+		}
+		built[dir] = id
+	}
+	for id := range fns {
+		if _, ok := targets[id]; !ok {
+			t.Errorf("function %s has no build-%s target in the Makefile", id, id)
+		}
+	}
+	for _, dir := range dirs {
+		if _, ok := built[dir]; !ok {
+			t.Errorf("functions/%s has no build-<LogicalId> target (and so no function in template.yaml)", dir)
+		}
+	}
+	for dir, id := range built {
+		if !slices.Contains(dirs, dir) {
+			t.Errorf("build-%s builds functions/%s, which has no main.go", id, dir)
+		}
+	}
+}
+
+// TestEveryToolHasAFunction: each tool of the catalog is served by its own
+// function (functions/<tool>), which gets the data table, and the gateway
+// forwards the tool to that function.
+func TestEveryToolHasAFunction(t *testing.T) {
+	rt := raw(t)
+	targets := buildTargets(t)
+	byDir := map[string]string{}
+	for id, dir := range targets {
+		byDir[dir] = id
+	}
+	forwards := gatewayToolFunctions(t)
+	for _, tool := range handlers.Catalog() {
+		name := tool.Name()
+		id, ok := byDir[name]
+		if !ok {
+			t.Errorf("tool %s: no function builds functions/%s", name, name)
+			continue
+		}
+		res, ok := rt.Resource(id)
+		if !ok || res.Type != serverlessFunction {
+			t.Errorf("tool %s: %s is not a function in template.yaml", name, id)
+			continue
+		}
+		if got := forwards[name]; got != id {
+			t.Errorf("tool %s: gateway forwards it to %q, want %s", name, got, id)
+		}
+		env := envOf(res.Properties)
+		if ref(env[handlers.TableEnv]) != "BroadcastsTable" {
+			t.Errorf("tool %s: %s is %v, want !Ref BroadcastsTable", name, handlers.TableEnv, env[handlers.TableEnv])
+		}
+	}
+	if len(forwards) != len(handlers.Catalog()) {
+		t.Errorf("gateway forwards %d tools (%v), the catalog has %d", len(forwards), slices.Sorted(maps.Keys(forwards)), len(handlers.Catalog()))
+	}
+}
+
+// gatewayToolFunctions parses GatewayFunction's MCPFN_TOOL_FUNCTIONS
+// (!Sub "tool=${LogicalId},…") into tool → logical id.
+func gatewayToolFunctions(t *testing.T) map[string]string {
+	t.Helper()
+	res, ok := raw(t).Resource("GatewayFunction")
+	if !ok {
+		t.Fatal("no GatewayFunction")
+	}
+	v := envOf(res.Properties)["MCPFN_TOOL_FUNCTIONS"]
+	fn, arg := intrinsic(v)
+	s, _ := arg.(string)
+	if fn != "Fn::Sub" || s == "" {
+		t.Fatalf("MCPFN_TOOL_FUNCTIONS is %v, want a !Sub string", v)
+	}
+	out := map[string]string{}
+	for pair := range strings.SplitSeq(strings.TrimSpace(s), ",") {
+		tool, fnRef, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || !strings.HasPrefix(fnRef, "${") || !strings.HasSuffix(fnRef, "}") {
+			t.Fatalf("MCPFN_TOOL_FUNCTIONS entry %q is not tool=${LogicalId}", pair)
+		}
+		out[tool] = strings.TrimSuffix(strings.TrimPrefix(fnRef, "${"), "}")
+	}
+	return out
+}
+
+func envOf(props map[string]any) map[string]any {
+	env, _ := props["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	return vars
+}
+
+// TestFunctionRuntimeSettings checks each function's effective settings (its
+// own property, else Globals) for what the Makefile builds and the adapter
+// expects.
+func TestFunctionRuntimeSettings(t *testing.T) {
+	rt := raw(t)
+	globals, _ := rt.Globals["Function"].(map[string]any)
+	want := map[string]any{
+		"Runtime":       "provided.al2023",
+		"Handler":       "bootstrap",
+		"Architectures": []any{"arm64"},
+		"Tracing":       "Active",
+		"CodeUri":       ".",
+	}
+	for id, res := range rt.Resources(serverlessFunction) {
+		effective := func(key string) any {
+			if v, ok := res.Properties[key]; ok {
+				return v
+			}
+			return globals[key]
+		}
+		for key, w := range want {
+			if got := effective(key); fmt.Sprint(got) != fmt.Sprint(w) {
+				t.Errorf("%s: %s = %v, want %v", id, key, got, w)
+			}
+		}
+		lc, _ := effective("LoggingConfig").(map[string]any)
+		if lc["LogFormat"] != "JSON" {
+			t.Errorf("%s: LoggingConfig.LogFormat = %v, want JSON", id, lc["LogFormat"])
+		}
+		md, _ := res.Attributes["Metadata"].(map[string]any)
+		if md["BuildMethod"] != "makefile" {
+			t.Errorf("%s: Metadata.BuildMethod = %v, want makefile", id, md["BuildMethod"])
+		}
+		env := envOf(globals)
+		if ref(env["MCPFN_AUDIT_TABLE"]) != "AuditTable" {
+			t.Errorf("Globals: MCPFN_AUDIT_TABLE = %v, want !Ref AuditTable", env["MCPFN_AUDIT_TABLE"])
+		}
+	}
+}
+
+func TestParametersHaveDefaults(t *testing.T) {
+	for name, decl := range raw(t).Parameters {
+		if _, ok := decl["Default"]; !ok {
+			t.Errorf("parameter %s has no Default: `sam deploy` would prompt or fail", name)
+		}
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	rt := raw(t)
+	want := []string{"McpUrl", "BroadcastsTableName", "AuditTableName", "GatewayFunctionArn"}
+	for id := range rt.Resources(serverlessFunction) {
+		want = append(want, id+"Arn")
+	}
+	for _, name := range want {
+		if _, ok := rt.Outputs[name]; !ok {
+			t.Errorf("no output %s", name)
+		}
+	}
+	out, _ := rt.Outputs["McpUrl"].(map[string]any)
+	fn, arg := intrinsic(out["Value"])
+	if s, _ := arg.(string); fn != "Fn::Sub" || !strings.Contains(s, "${GatewayFunctionUrl.FunctionUrl}") {
+		t.Errorf("McpUrl = %v, want the gateway's Function URL", out["Value"])
+	}
+}
+
+// TestFunctionURL: the gateway is the only function with a URL, and its auth
+// type follows AuthMode: AWS_IAM for iam, NONE (the gateway verifies a JWT,
+// or runs unauthenticated by explicit choice) otherwise.
+func TestFunctionURL(t *testing.T) {
+	rt := raw(t)
+	for id, res := range rt.Resources(serverlessFunction) {
+		cfg, has := res.Properties["FunctionUrlConfig"].(map[string]any)
+		if id != "GatewayFunction" {
+			if has {
+				t.Errorf("%s has a Function URL; tools are reached through the gateway only", id)
+			}
+			continue
+		}
+		if !has {
+			t.Fatal("GatewayFunction has no FunctionUrlConfig")
+		}
+		fn, arg := intrinsic(cfg["AuthType"])
+		args, _ := arg.([]any)
+		if fn != "Fn::If" || len(args) != 3 || args[0] != "UseIamAuth" || args[1] != "AWS_IAM" || args[2] != "NONE" {
+			t.Errorf("AuthType = %v, want !If [UseIamAuth, AWS_IAM, NONE]", cfg["AuthType"])
+		}
+	}
+	p := rt.Parameters["AuthMode"]
+	if fmt.Sprint(p["AllowedValues"]) != "[iam jwt none]" {
+		t.Errorf("AuthMode AllowedValues = %v", p["AllowedValues"])
+	}
+	env := envOf(mustResource(t, "GatewayFunction").Properties)
+	for key, param := range map[string]string{"MCPFN_AUTH_MODE": "AuthMode", "MCPFN_JWT_ISSUER": "JwtIssuer", "MCPFN_JWT_AUDIENCE": "JwtAudience"} {
+		if ref(env[key]) != param {
+			t.Errorf("gateway %s = %v, want !Ref %s", key, env[key], param)
+		}
+	}
+}
+
+func mustResource(t *testing.T, id string) samtemplate.Resource {
+	t.Helper()
+	r, ok := raw(t).Resource(id)
+	if !ok {
+		t.Fatalf("no resource %s", id)
+	}
+	return r
+}
+
+// TestBroadcastsTableServesTheStore: the index the store queries exists
+// with the keys it pages by. (The handler tests create their table from
+// this definition, so the rest is exercised there.)
+func TestBroadcastsTableServesTheStore(t *testing.T) {
+	table, err := typed(t).GetDynamoDBTableWithName("BroadcastsTable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, ks := range table.KeySchema {
+		keys = append(keys, ks.AttributeName+"/"+ks.KeyType)
+	}
+	if fmt.Sprint(keys) != "[id/HASH]" {
+		t.Errorf("key schema %v, want [id/HASH]", keys)
+	}
+	found := false
+	for _, g := range table.GlobalSecondaryIndexes {
+		if g.IndexName != handlers.ChannelIndex {
+			continue
+		}
+		found = true
+		var gk []string
+		for _, ks := range g.KeySchema {
+			gk = append(gk, ks.AttributeName+"/"+ks.KeyType)
+		}
+		if fmt.Sprint(gk) != "[channel/HASH createdAt/RANGE]" {
+			t.Errorf("%s keys %v", handlers.ChannelIndex, gk)
+		}
+		if g.Projection == nil || g.Projection.ProjectionType == nil || *g.Projection.ProjectionType != "ALL" {
+			t.Errorf("%s must project ALL: list returns whole broadcasts from the index", handlers.ChannelIndex)
+		}
+	}
+	if !found {
+		t.Errorf("BroadcastsTable has no index %s", handlers.ChannelIndex)
+	}
+}
