@@ -173,7 +173,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: host %q is not served here", r.Host), http.StatusForbidden)
 		return
 	}
-	if g.jwt != nil && (r.URL.Path == wellKnownPRM || r.URL.Path == wellKnownPRM+g.cfg.Path) {
+	// RFC 9728 metadata lives at the well-known prefix plus the resource's
+	// path, whatever prefix (an API stage) the resource URL carries.
+	if g.jwt != nil && (r.URL.Path == wellKnownPRM || strings.HasPrefix(r.URL.Path, wellKnownPRM+"/")) {
 		g.jwt.serveMetadata(w, r)
 		return
 	}

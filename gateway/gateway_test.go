@@ -182,6 +182,26 @@ func TestBatchOf20RunsConcurrently(t *testing.T) {
 	}
 	t.Logf("batch of 20 through the barrier in %v", time.Since(start))
 
+	// Notifications only: accepted, no body.
+	if resp, body := e.post(t, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, bearer(tok)); resp.StatusCode != http.StatusAccepted || len(body) != 0 {
+		t.Errorf("notifications only: %d %s", resp.StatusCode, body)
+	}
+	// A bad element fails alone.
+	resp, body = e.post(t, `[{"jsonrpc":"2.0","id":1,"method":"no/such"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo_call","arguments":{"entityId":"ok"}}}]`, bearer(tok))
+	var mixed []struct {
+		ID     int                 `json:"id"`
+		Result *mcp.CallToolResult `json:"result"`
+		Error  *struct{ Code int } `json:"error"`
+	}
+	if err := json.Unmarshal(body, &mixed); err != nil || len(mixed) != 2 || mixed[0].ID != 1 || mixed[0].Error == nil || mixed[1].ID != 2 || mixed[1].Result == nil {
+		t.Errorf("mixed batch: %d %s", resp.StatusCode, body)
+	} else if f := factsFrom(t, mixed[1].Result); f.EntityID != "ok" || f.JSONRPCID != "2" {
+		t.Errorf("mixed batch call: %+v", f)
+	}
+	if resp, body := e.post(t, `[]`, bearer(tok)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "-32600") {
+		t.Errorf("empty batch: %d %s", resp.StatusCode, body)
+	}
+
 	// Batches are not part of later protocol versions.
 	h := bearer(tok)
 	h.Set("Mcp-Protocol-Version", "2025-06-18")
