@@ -1,0 +1,85 @@
+package templatetest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/handlers"
+)
+
+// TestLocalEventsReachTheHandler runs every event in localtest/events through
+// its tool's adapter, as `sam local invoke -e` would, and requires that it
+// passes decoding, validation and the scope gate. The catalog's tools are
+// bound to no store, so reaching the handler shows as its "no store" error
+// (INTERNAL_SERVER_ERROR); anything else means the event file has rotted.
+func TestLocalEventsReachTheHandler(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "localtest", "events")
+	for _, tool := range handlers.Catalog() {
+		t.Run(tool.Name(), func(t *testing.T) {
+			payload, err := os.ReadFile(filepath.Join(dir, tool.Name()+".json"))
+			if err != nil {
+				t.Fatalf("no sam local event for %s: %v", tool.Name(), err)
+			}
+			var env adapter.Envelope
+			if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != tool.Name() {
+				t.Fatalf("not an envelope for %s (%v)", tool.Name(), err)
+			}
+			out, err := adapter.New(tool).Invoke(context.Background(), payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp adapter.EnvelopeResponse
+			if err := json.Unmarshal(out, &resp); err != nil || resp.Error != nil {
+				t.Fatalf("response %s (%v)", out, err)
+			}
+			wantReachedHandler(t, resp.Result)
+		})
+	}
+
+	t.Run("agentcore", func(t *testing.T) {
+		payload, err := os.ReadFile(filepath.Join(dir, "agentcore-broadcast_list.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ccJSON, err := os.ReadFile(filepath.Join(dir, "agentcore-broadcast_list.client-context.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cc lambdacontext.ClientContext
+		if err := json.Unmarshal(ccJSON, &cc); err != nil {
+			t.Fatal(err)
+		}
+		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "local", ClientContext: cc})
+		out, err := adapter.New(handlers.BroadcastList(nil)).Invoke(ctx, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantReachedHandler(t, out)
+	})
+}
+
+func wantReachedHandler(t *testing.T, result json.RawMessage) {
+	t.Helper()
+	var tr struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(result, &tr); err != nil || len(tr.Content) != 1 {
+		t.Fatalf("result %s (%v)", result, err)
+	}
+	var body struct {
+		Error adapter.Code `json:"error"`
+	}
+	_ = json.Unmarshal([]byte(tr.Content[0].Text), &body)
+	if !tr.IsError || body.Error != adapter.CodeInternal {
+		t.Fatalf("event did not reach the handler: %s", result)
+	}
+}
