@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ReplayStats counts what [Replay] did.
@@ -23,7 +24,7 @@ type ReplayStats struct {
 const maxLogLine = 4 << 20 // a fallback line is < 256 KB; exports may add wrapping
 
 var marker = []byte(`"` + FallbackMarker + `"`)
-var escapedMarker = []byte(`\"` + FallbackMarker + `\"`)
+var markerWord = []byte(FallbackMarker) // also matches the marker inside escaped JSON
 
 // Replay reads log text (a CloudWatch Logs export, `aws logs tail` output, or
 // a function's raw stdout) and writes every fallback row it finds into a's
@@ -42,7 +43,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 	for sc.Scan() {
 		st.Lines++
 		line := sc.Bytes()
-		if !bytes.Contains(line, marker) && !bytes.Contains(line, escapedMarker) {
+		if !bytes.Contains(line, markerWord) {
 			continue
 		}
 		rows := findFallbackRows(line, 0)
@@ -95,8 +96,11 @@ func findFallbackRows(line []byte, depth int) []*Row {
 		}
 		// The object holding the marker starts at one of the '{' before it;
 		// try the nearest first (the marker is the line's first key).
+		// Bounded, so a hostile line full of braces costs little.
 		found := false
-		for j := bytes.LastIndexByte(rest[:i], '{'); j >= 0; j = bytes.LastIndexByte(rest[:j], '{') {
+		tries := 0
+		for j := bytes.LastIndexByte(rest[:i], '{'); j >= 0 && tries < 16; j = bytes.LastIndexByte(rest[:j], '{') {
+			tries++
 			if row, n := decodeFallback(rest[j:]); row != nil {
 				rows = append(rows, row)
 				rest = rest[j+n:]
@@ -108,7 +112,7 @@ func findFallbackRows(line []byte, depth int) []*Row {
 			rest = rest[i+len(marker):]
 		}
 	}
-	if len(rows) > 0 || !bytes.Contains(line, escapedMarker) {
+	if len(rows) > 0 {
 		return rows
 	}
 	start := bytes.IndexByte(line, '{')
@@ -121,7 +125,7 @@ func findFallbackRows(line []byte, depth int) []*Row {
 		return nil
 	}
 	for _, s := range stringsIn(wrapper) {
-		if bytes.Contains([]byte(s), marker) {
+		if strings.Contains(s, FallbackMarker) {
 			rows = append(rows, findFallbackRows([]byte(s), depth+1)...)
 		}
 	}
