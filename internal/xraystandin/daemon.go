@@ -8,11 +8,10 @@
 // subsegment as JSON. Datagrams that break it are counted (Malformed), never
 // fatal: a daemon must survive any client.
 //
-// Only the UDP segment intake is implemented. The real daemon also proxies
-// the sampling API on TCP; an SDK configured with the centralized sampling
-// strategy gets no rules from the stand-in and falls back to its local rules
-// (first request each second, then 5%), so tests should configure a
-// localized strategy that samples what they need.
+// The real daemon also proxies the X-Ray sampling API on TCP; ServeSampling
+// answers it with one rule that samples everything, so that SDKs using the
+// centralized sampling strategy (the Go SDK's default outside Lambda) trace
+// every local request. Nothing is forwarded to AWS.
 package xraystandin
 
 import (
@@ -82,8 +81,9 @@ type Daemon struct {
 	out       io.Writer
 	// changed is closed and replaced whenever docs grows or the daemon
 	// closes, waking every WaitFor without a goroutine per waiter.
-	changed chan struct{}
-	closed  bool
+	changed  chan struct{}
+	closed   bool
+	sampling *samplingServer // nil unless ServeSampling was called
 }
 
 // Listen opens the daemon on a UDP address such as "127.0.0.1:2000", or
@@ -307,16 +307,21 @@ func (d *Daemon) WaitFor(ctx context.Context, match func(Document) bool) (Docume
 	}
 }
 
-// Close stops receiving and releases the socket. Documents stay readable.
+// Close stops receiving, stops the sampling API if it runs, and releases
+// the sockets. Documents stay readable.
 func (d *Daemon) Close() error {
 	err := d.conn.Close()
 	<-d.done
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	sampling := d.sampling
 	if !d.closed {
 		d.closed = true
 		close(d.changed)
 		d.changed = make(chan struct{})
+	}
+	d.mu.Unlock()
+	if sampling != nil {
+		sampling.close()
 	}
 	if errors.Is(err, net.ErrClosed) {
 		return nil // already closed: Close is idempotent
