@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/handlers"
 )
 
@@ -355,6 +356,30 @@ func TestConcurrentStorm(t *testing.T) {
 	for _, p := range pending {
 		if _, ok := deletes[p.CallID]; !ok {
 			t.Errorf("pending row for %s, which has no final delete row", p.CallID)
+		}
+	}
+
+	// The audit table agrees: every call has exactly its one row, complete
+	// (no delete left pending), naming the same entity; none fell back.
+	if fb := a.fallback.String(); fb != "" {
+		t.Errorf("audit rows fell back to the log:\n%s", fb)
+	}
+	stored := a.auditRows(t)
+	if len(stored) != len(rows) {
+		t.Errorf("audit table holds %d rows for %d calls", len(stored), len(rows))
+	}
+	for id, want := range rows {
+		got, ok := stored[id]
+		switch {
+		case !ok:
+			t.Errorf("call %s (%s) has no audit row", id, want.Tool)
+		case got.Status != audit.StatusDone:
+			t.Errorf("call %s (%s) audit row is %q", id, got.Tool, got.Status)
+		case got.Tool != want.Tool || got.OK != want.OK || got.Dimensions[handlers.DimensionEntity] != want.Dimensions[handlers.DimensionEntity]:
+			t.Errorf("call %s: stored row %s ok=%v entity=%s, adapter's %s ok=%v entity=%s", id,
+				got.Tool, got.OK, got.Dimensions[handlers.DimensionEntity], want.Tool, want.OK, want.Dimensions[handlers.DimensionEntity])
+		case got.Tool == handlers.ToolDelete && !got.Destructive:
+			t.Errorf("delete call %s not marked destructive", id)
 		}
 	}
 }

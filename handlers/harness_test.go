@@ -1,12 +1,15 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/adapter"
@@ -22,10 +25,12 @@ func TestMain(m *testing.M) { dynamolocal.Main(m) }
 // exactly as its Lambda function serves it, so a test call goes through
 // decode, validation, the scope gate and the audit stage like a real one.
 type app struct {
-	store *handlers.Store
-	db    *dynamodb.Client
-	rows  *rowLog
-	fns   map[string]*adapter.Function
+	store      *handlers.Store
+	db         *dynamodb.Client
+	rows       *rowLog // the rows as the adapter handed them over
+	auditTable string  // the rows as the real auditor wrote them
+	fallback   *lockedBuffer
+	fns        map[string]*adapter.Function
 }
 
 func newApp(t *testing.T) *app {
@@ -33,33 +38,97 @@ func newApp(t *testing.T) *app {
 	ddb := dynamolocal.ForTest(t)
 	ctx := t.Context()
 	table := dynamolocal.UniqueName(t, "broadcasts")
-	if err := ddb.CreateTable(ctx, broadcastsTableInput(t, table)); err != nil {
-		t.Fatal(err)
+	auditTable := dynamolocal.UniqueName(t, "audit")
+	for id, name := range map[string]string{"BroadcastsTable": table, "AuditTable": auditTable} {
+		if err := ddb.CreateTable(ctx, templateTable(t, id, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	a := &app{db: ddb.Client(ctx), rows: &rowLog{}, fns: map[string]*adapter.Function{}}
+	a := &app{db: ddb.Client(ctx), rows: &rowLog{}, auditTable: auditTable, fallback: &lockedBuffer{}, fns: map[string]*adapter.Function{}}
 	a.store = handlers.NewStore(a.db, table)
+	auditor := audit.New(audit.Config{Table: auditTable, Client: a.db, Fallback: a.fallback})
 	for _, tool := range []*adapter.Tool{
 		handlers.BroadcastCreate(a.store), handlers.BroadcastGet(a.store),
 		handlers.BroadcastList(a.store), handlers.BroadcastDelete(a.store),
 	} {
-		a.fns[tool.Name()] = adapter.New(tool, adapter.WithAuditor(a.rows))
+		a.fns[tool.Name()] = adapter.New(tool, adapter.WithAuditor(teeRecorder{a.rows, auditor}))
 	}
 	return a
 }
 
-// broadcastsTableInput is template.yaml's BroadcastsTable, so the tests run
-// against the key schema and index that deploy.
-func broadcastsTableInput(t *testing.T, name string) *dynamodb.CreateTableInput {
+// templateTable is a table of template.yaml, so the tests run against the
+// key schemas and indexes that deploy.
+func templateTable(t *testing.T, logicalID, name string) *dynamodb.CreateTableInput {
 	t.Helper()
 	tpl, err := samtemplate.LoadRepo()
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := tpl.TableInput("BroadcastsTable", name)
+	in, err := tpl.TableInput(logicalID, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return in
+}
+
+// teeRecorder hands every row to each recorder in turn.
+type teeRecorder []adapter.Recorder
+
+func (rs teeRecorder) Pending(ctx context.Context, row *audit.Row) {
+	for _, r := range rs {
+		c := *row
+		r.Pending(ctx, &c)
+	}
+}
+
+func (rs teeRecorder) Record(ctx context.Context, row *audit.Row) {
+	for _, r := range rs {
+		c := *row
+		r.Record(ctx, &c)
+	}
+}
+
+// lockedBuffer is the auditor's fallback writer: a row that could not be
+// written lands here, and a test that expects none checks it stays empty.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// auditRows reads every row the auditor wrote, by call id.
+func (a *app) auditRows(t *testing.T) map[string]audit.Row {
+	t.Helper()
+	rows := map[string]audit.Row{}
+	p := dynamodb.NewScanPaginator(a.db, &dynamodb.ScanInput{TableName: &a.auditTable, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch []audit.Row
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range batch {
+			if _, dup := rows[r.CallID]; dup {
+				t.Fatalf("two audit rows for call %s", r.CallID)
+			}
+			rows[r.CallID] = r
+		}
+	}
+	return rows
 }
 
 // writer is a verified caller holding the write scope.
