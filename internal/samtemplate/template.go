@@ -8,8 +8,10 @@
 // turned into their long, JSON form ({"Ref": "X"}, {"Fn::Sub": "…"},
 // {"Fn::GetAtt": ["X", "Attr"]}), so callers see one representation
 // whichever form the template uses and can still tell a reference from a
-// literal. Only Ref to a parameter with a Default is ever resolved, and only
-// where a table definition needs a literal.
+// literal. Intrinsics are evaluated only on request: TableInput substitutes
+// parameter defaults where a table needs a literal, and Resolve /
+// FunctionEnvironment evaluate Ref, Fn::Sub and friends against the values a
+// local run supplies (local table names, function names).
 package samtemplate
 
 import (
