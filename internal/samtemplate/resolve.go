@@ -255,10 +255,14 @@ func scalarString(v any) string {
 	return fmt.Sprint(v)
 }
 
+// TypeServerlessFunction is the SAM function resource type.
+const TypeServerlessFunction = "AWS::Serverless::Function"
+
 // FunctionEnvironment returns the environment variables the function
-// logicalID gets when deployed: Globals.Function.Environment.Variables
-// overlaid with the function's own (SAM merges the two maps, the function
-// winning), every value resolved with Resolve. A variable whose value is a
+// logicalID gets when deployed: for a SAM function,
+// Globals.Function.Environment.Variables overlaid with the function's own
+// (SAM merges the two maps, the function winning), every value resolved
+// with Resolve. A variable whose value is a
 // Ref to AWS::NoValue is left out.
 func (t *Template) FunctionEnvironment(logicalID string, vals Values) (map[string]string, error) {
 	r, ok := t.resources[logicalID]
@@ -266,7 +270,8 @@ func (t *Template) FunctionEnvironment(logicalID string, vals Values) (map[strin
 		return nil, fmt.Errorf("samtemplate: no resource %s", logicalID)
 	}
 	merged := map[string]any{}
-	if g, ok := t.Globals["Function"].(map[string]any); ok {
+	// Globals are a SAM feature: a plain AWS::Lambda::Function gets none.
+	if g, ok := t.Globals["Function"].(map[string]any); ok && r.Type == TypeServerlessFunction {
 		maps.Copy(merged, variables(g))
 	}
 	maps.Copy(merged, variables(r.Properties))
