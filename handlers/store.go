@@ -163,6 +163,10 @@ type Page struct {
 // after cursor ("" for the first page). A cursor that is not one List
 // returned for the same channel is ErrBadCursor.
 //
+// The index is eventually consistent (DynamoDB offers no consistent reads
+// on a GSI), so a broadcast created a moment ago may be missing from a list
+// while Get, a consistent read on the table, already returns it.
+//
 // It asks DynamoDB for one item more than limit: when that item comes back
 // there is a next page and the cursor is the key of the last item kept;
 // when it does not, this is the last page and there is no cursor. Handing out

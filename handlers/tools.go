@@ -199,7 +199,8 @@ func BroadcastList(store *Store) *adapter.Tool {
 		Name:  ToolList,
 		Title: "List a channel's broadcasts",
 		Description: "Lists a channel's broadcasts, newest first, a page at a time. " +
-			"Pass nextCursor back as cursor for the next page.",
+			"Pass nextCursor back as cursor for the next page. " +
+			"A broadcast posted a moment ago may not be listed yet; broadcast_get by id always sees it.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		InputSchema: listSchema,
