@@ -315,6 +315,15 @@ func (a *Auditor) fallback(row *Row, reason error) {
 		row.ErrorDetails = nil
 		b, _ = json.Marshal(line)
 	}
+	if len(b) > maxFallbackLine {
+		// JSON escaping can grow control characters sixfold, so a row that
+		// fits DynamoDB may still exceed a CloudWatch Logs event, which would
+		// be cut and unreplayable. Shrink the bulky fields of a copy.
+		small := *row
+		shrinkForLog(&small, a.cfg.EntityDimension)
+		line.Row = &small
+		b, _ = json.Marshal(line)
+	}
 	b = append(b, '\n')
 	a.outMu.Lock()
 	defer a.outMu.Unlock()

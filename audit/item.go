@@ -22,6 +22,7 @@ const (
 	maxDimKey       = 128
 	maxDimValue     = 1 << 10
 	maxItemBytes    = 350 << 10 // last-resort guard, below DynamoDB's 400 KB
+	maxFallbackLine = 200 << 10 // below CloudWatch Logs' 256 KB event limit
 )
 
 // StartedAtLayout formats startedAt: RFC 3339 in UTC with exactly nine
@@ -46,6 +47,27 @@ func clampRow(r *Row, entityDimension string) {
 	r.ArgsPreview, _ = capUTF8(r.ArgsPreview, PreviewLimit)
 	r.ErrorDetails = clampDetails(r.ErrorDetails)
 	r.Dimensions = clampDimensions(r.Dimensions, entityDimension)
+}
+
+// shrinkForLog cuts a row whose fallback line would be too long: the bulky,
+// free-text fields get small caps and only the indexed entity dimension is
+// kept. Ids, outcome and times, what the row is evidence of, stay whole.
+func shrinkForLog(r *Row, entityDimension string) {
+	r.ArgsPreview, _ = capUTF8(r.ArgsPreview, 2<<10)
+	r.ArgsTruncated = true
+	r.ErrorMessage, _ = capUTF8(r.ErrorMessage, 1<<10)
+	r.RawError, _ = capUTF8(r.RawError, 2<<10)
+	if len(r.ErrorDetails) > 2<<10 {
+		r.ErrorDetails = json.RawMessage(`"[cut from the log line]"`)
+	}
+	if v, ok := r.Dimensions[entityDimension]; ok {
+		r.Dimensions = map[string]string{entityDimension: v}
+	} else {
+		r.Dimensions = nil
+	}
+	for _, p := range []*string{&r.CallerUserAgent, &r.ClientName, &r.ClientVersion, &r.LinkedTraceparent, &r.Stage} {
+		*p, _ = capUTF8(*p, 256)
+	}
 }
 
 // clampDetails keeps details valid, compact JSON of bounded size. Details

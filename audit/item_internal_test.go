@@ -1,0 +1,52 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostileRow has every field at its worst: long, and made of control
+// characters that JSON escapes sixfold.
+func hostileRow() *Row {
+	ctl := func(n int) string { return strings.Repeat("\x01", n) }
+	r := &Row{CallID: "c-hostile", TraceID: ctl(5000), SpanID: ctl(5000), StartedAt: time.Now()}
+	for _, p := range []*string{&r.Tool, &r.Source, &r.ClientName, &r.CallerUserAgent, &r.CallerSubject, &r.Tenant,
+		&r.SessionID, &r.FunctionName, &r.LambdaRequestID, &r.ErrorCode, &r.Stage, &r.LinkedTraceparent} {
+		*p = ctl(1 << 20)
+	}
+	r.ErrorMessage, r.RawError = ctl(1<<20), ctl(1<<20)
+	r.ErrorDetails, _ = json.Marshal(ctl(1 << 20))
+	r.Arguments, _ = json.Marshal(map[string]string{"x": ctl(1 << 20)})
+	r.Dimensions = map[string]string{"entityId": ctl(5000)}
+	for i := range 100 {
+		r.Dimensions[fmt.Sprintf("%03d%s", i, ctl(500))] = ctl(5000)
+	}
+	return r
+}
+
+func TestWorstRowFitsDynamoDBAndALogEvent(t *testing.T) {
+	var fb bytes.Buffer
+	a := New(Config{Table: "t", Fallback: &fb})
+	r := hostileRow()
+	a.prepare(r, StatusDone)
+	item, err := itemFor(r, a.cfg.EntityDimension)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := itemSize(item); n > 200<<10 {
+		t.Errorf("item %d bytes", n)
+	}
+	a.fallback(r, errors.New("down"))
+	if n := fb.Len(); n > maxFallbackLine+1 {
+		t.Errorf("fallback line %d bytes", n)
+	}
+	rows := findFallbackRows(bytes.TrimSpace(fb.Bytes()), 0)
+	if len(rows) != 1 || rows[0].CallID != "c-hostile" || rows[0].SpanID != r.SpanID || rows[0].Dimensions["entityId"] == "" {
+		t.Errorf("line does not replay: %d rows", len(rows))
+	}
+}
