@@ -135,11 +135,17 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	if out.FunctionError != nil {
 		return f.functionError(*out.FunctionError, out.Payload), nil
 	}
-	var resp adapter.EnvelopeResponse
+	// One pass: the envelope response with its result decoded as the MCP
+	// CallToolResult it must be.
+	var resp struct {
+		Version string              `json:"mcpfn"`
+		Result  *mcp.CallToolResult `json:"result"`
+		Error   *adapter.RPCError   `json:"error"`
+	}
 	if err := json.Unmarshal(out.Payload, &resp); err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
 		f.error = true
 		return f.failure(adapter.CodeInternal, "the tool function gave an answer the gateway cannot read", false,
-			fmt.Errorf("function %s answered %d bytes that are not an mcpfn envelope response (%v)", f.function, len(out.Payload), err)), nil
+			fmt.Errorf("function %s answered %d bytes that are not an mcpfn envelope response with a CallToolResult (%v)", f.function, len(out.Payload), err)), nil
 	}
 	if resp.Error != nil {
 		// A protocol failure the function reports (unknown tool, malformed
@@ -151,16 +157,11 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 		}
 		return nil, e
 	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		f.error = true
-		return f.failure(adapter.CodeInternal, "the tool function's result is not an MCP CallToolResult", false,
-			fmt.Errorf("function %s result: %w", f.function, err)), nil
-	}
+	res := resp.Result
 	if res.IsError {
 		f.error = true
 	}
-	return &res, nil
+	return res, nil
 }
 
 // invokeError maps an Invoke that got no answer from the function.
