@@ -205,6 +205,9 @@ const (
 // retryer is switched off for these requests: two nested retry loops would
 // multiply the attempts and ignore the reserve this loop keeps.
 func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue, pending bool) (string, error) {
+	if a.cfg.Client == nil || a.cfg.Table == "" {
+		return "", errors.New("audit: no DynamoDB client or table configured")
+	}
 	in := &dynamodb.PutItemInput{
 		TableName: aws.String(a.cfg.Table),
 		Item:      item,

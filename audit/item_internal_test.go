@@ -50,3 +50,12 @@ func TestWorstRowFitsDynamoDBAndALogEvent(t *testing.T) {
 		t.Errorf("line does not replay: %d rows", len(rows))
 	}
 }
+
+func TestNoClientFallsBack(t *testing.T) {
+	var fb bytes.Buffer
+	a := New(Config{Table: "t", Fallback: &fb})
+	a.Record(t.Context(), &Row{CallID: "c"})
+	if !strings.Contains(fb.String(), `"mcpfnAuditFallback":1`) || !strings.Contains(fb.String(), "no DynamoDB client") {
+		t.Errorf("fallback: %s", fb.String())
+	}
+}
