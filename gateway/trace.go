@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // traceHeaderKey is the context key aws-lambda-go stores the invocation's
@@ -47,7 +48,7 @@ func forwardTrace(t adapter.Trace) (header, spanID string) {
 	if t.Sampled == "0" {
 		return t.Header, ""
 	}
-	spanID = newSpanID()
+	spanID = audit.NewSpanID()
 	var b strings.Builder
 	b.Grow(80)
 	b.WriteString("Root=")
@@ -59,13 +60,6 @@ func forwardTrace(t adapter.Trace) (header, spanID string) {
 		b.WriteString(t.Sampled)
 	}
 	return b.String(), spanID
-}
-
-// newSpanID returns an X-Ray segment id: 64 random bits as 16 hex digits.
-func newSpanID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // newCallID returns 128 random bits as 32 hex digits. The id is made once per
