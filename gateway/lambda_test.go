@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -196,5 +197,30 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, b.want)
 			}
 		})
+	}
+}
+
+func TestServeLocallyAndShutDown(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Auth = AuthNone })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.gw.Serve(ctx, ln) }()
+	e.mcpURL = "http://" + ln.Addr().String() + "/mcp"
+	cs := e.mustConnect(t, "local", "", nil)
+	if f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "l-1"})); f.EntityID != "l-1" {
+		t.Fatalf("facts %+v", f)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not stop")
 	}
 }
