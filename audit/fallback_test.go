@@ -174,3 +174,16 @@ func TestDeadlineBoundsRetries(t *testing.T) {
 		t.Errorf("stats = %+v", a.Stats())
 	}
 }
+
+func TestClientErrorIsNotRetried(t *testing.T) {
+	e := newEnv(t)
+	var fb bytes.Buffer
+	a := e.auditor(t, audit.Config{Table: e.table + "-missing", Fallback: &fb})
+	a.Record(context.Background(), baseRow("call-no-table"))
+	if st := a.Stats(); st.Attempts != 1 || st.Fallbacks != 1 {
+		t.Errorf("stats %+v: a missing table is not worth retrying", st)
+	}
+	if !strings.Contains(fb.String(), "ResourceNotFoundException") {
+		t.Errorf("fallback: %s", fb.String())
+	}
+}
