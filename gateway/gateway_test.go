@@ -105,6 +105,16 @@ func TestCallCarriesVerifiedFactsModern(t *testing.T) {
 	}
 }
 
+func TestMalformedCallerTraceIsDropped(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Auth = AuthNone })
+	for _, h := range []string{"Root=<script>;Parent=53995c3f42cd8ad8", "Root=" + newTraceRoot() + ";Parent=xyz", "Sampled=1"} {
+		cs := e.mustConnect(t, "c", "", http.Header{"X-Amzn-Trace-Id": {h}})
+		if f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "m"})); f.TraceRoot != "" || f.TraceParent != "" {
+			t.Errorf("header %q reached the function as %q/%q", h, f.TraceRoot, f.TraceParent)
+		}
+	}
+}
+
 func TestCallLegacyEras(t *testing.T) {
 	e := newEnv(t)
 	tok := e.iss.token(t, "bob", nil)

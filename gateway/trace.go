@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/adapter"
@@ -27,7 +28,9 @@ func gatewayTrace(r *http.Request) adapter.Trace {
 	}
 	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
 		t := adapter.ParseTraceHeader(h)
-		if t.Root == "" {
+		// A caller's header is caller data: one that is not a well-formed
+		// X-Ray header is dropped rather than copied into spans and rows.
+		if !traceRoot.MatchString(t.Root) || (t.Parent != "" && !spanIDPattern.MatchString(t.Parent)) {
 			return adapter.Trace{}
 		}
 		t.From = "header"
@@ -35,6 +38,11 @@ func gatewayTrace(r *http.Request) adapter.Trace {
 	}
 	return adapter.Trace{}
 }
+
+var (
+	traceRoot     = regexp.MustCompile(`^1-[0-9a-f]{8}-[0-9a-f]{24}$`)
+	spanIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+)
 
 // forwardTrace decides the header sent with one forward and whether the
 // gateway records a subsegment for it. A sampled (or undecided) trace gets a
