@@ -37,7 +37,7 @@ fmt:
 
 ## bench: the benchmarks behind docs/benchmarks.md.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./adapter/ ./audit/ | tee .bench.out
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./adapter/ ./audit/ ./gateway/ | tee .bench.out
 
 # ---- Lambda builds ----
 # Every function is a Go binary named bootstrap for provided.al2023 on arm64,
