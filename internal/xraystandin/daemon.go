@@ -11,7 +11,7 @@
 // The real daemon also proxies the X-Ray sampling API on TCP; ServeSampling
 // answers it with one rule that samples everything, so that SDKs using the
 // centralized sampling strategy (the Go SDK's default outside Lambda) trace
-// every local request. Nothing is forwarded to AWS.
+// every local request.
 package xraystandin
 
 import (
