@@ -100,6 +100,7 @@ func BenchmarkRecordParallel(b *testing.B) {
 	warm(a)
 	var n atomicCounter
 	b.ReportAllocs()
+	b.ResetTimer() // RunParallel does not exclude the warm-up the way b.Loop does
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			row := baseRow(fmt.Sprintf("bench-p-%d", n.next()))
