@@ -59,3 +59,22 @@ func TestNoClientFallsBack(t *testing.T) {
 		t.Errorf("fallback: %s", fb.String())
 	}
 }
+
+// BenchmarkPrepareAndMarshal is Record's CPU work before the network: ids,
+// sanitizing ~1 KB of arguments, caps, and the DynamoDB item.
+func BenchmarkPrepareAndMarshal(b *testing.B) {
+	a := New(Config{Table: "t"})
+	args := json.RawMessage(`{"channel":"ops-announcements","text":"` + strings.Repeat("Deploy window moves to 14:00 UTC. ", 16) +
+		`","options":{"notify":true,"priority":3,"apiKey":"sk-live-0123456789","tags":["deploy","ops","weekly"]},` +
+		`"recipients":[{"id":"u-1","name":"Ada"},{"id":"u-2","name":"Grace"},{"id":"u-3","name":"Barbara"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := &Row{CallID: "c", Tool: "broadcast_create", Source: "envelope", TraceID: "1-5f84c7a1-0123456789abcdef01234567",
+			ParentSpanID: "53995c3f42cd8ad8", Sampled: "1", StartedAt: time.Now(), OK: true, CallerSubject: "user-1",
+			Arguments: args, Dimensions: map[string]string{"entityId": "b-1"}}
+		a.prepare(r, StatusDone)
+		if _, err := itemFor(r, a.cfg.EntityDimension); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
