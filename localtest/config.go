@@ -1,0 +1,146 @@
+package localtest
+
+import (
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// Environment variables read by [ConfigFromEnv] (DESIGN.md §5).
+const (
+	EnvMCPAddr          = "MCPFN_LOCAL_MCP_ADDR"
+	EnvInvokeAddr       = "MCPFN_LOCAL_INVOKE_ADDR"
+	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
+	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
+	EnvDir              = "MCPFN_LOCAL_DIR"
+	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
+)
+
+// Defaults of the fields of [Config]: the addresses of DESIGN.md §5.
+const (
+	DefaultDir          = ".local"
+	DefaultMCPAddr      = "127.0.0.1:8080"
+	DefaultInvokeAddr   = "127.0.0.1:3001"
+	DefaultDynamoDBAddr = "127.0.0.1:8000"
+	DefaultXRayAddr     = "127.0.0.1:2000"
+	DefaultPoolSize     = 4
+	// DefaultMaxConcurrency is how many emulators of one function may run at
+	// once before the router answers 429, Lambda's answer when a function
+	// reaches its concurrency limit.
+	DefaultMaxConcurrency = 64
+)
+
+// Config configures [Start]. The zero value is `make local`'s stack on the
+// addresses of DESIGN.md §5. Tests pass "127.0.0.1:0" addresses (port 0 picks
+// a free port) so that several stacks can run at once.
+type Config struct {
+	// Dir holds the stack's files: bin/ (host builds), logs/<function>.log
+	// and xray.jsonl. Default ".local" (relative to the working directory).
+	Dir string
+	// BinDir is where functions and the emulator are built. Default Dir/bin.
+	// Keeping it stable across runs lets `go build` skip up-to-date binaries.
+	BinDir string
+
+	// MCPAddr is the gateway's listen address; MCP is served on /mcp.
+	MCPAddr string
+	// InvokeAddr is the Lambda Invoke API router's listen address.
+	InvokeAddr string
+	// DynamoDBAddr is where DynamoDB Local listens (its port; DynamoDB Local
+	// binds every interface). Ignored when DynamoDBEndpoint is set.
+	DynamoDBAddr string
+	// XRayAddr is the UDP address of the X-Ray daemon stand-in.
+	XRayAddr string
+	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
+	// instead of starting DynamoDB Local. Tables then get a unique suffix so
+	// that stacks sharing the endpoint do not see each other's rows.
+	DynamoDBEndpoint string
+
+	// PoolSize is how many emulators of each function are started with the
+	// stack (warm capacity; each still has its cold start on its first
+	// invoke). Default 4.
+	PoolSize int
+	// MaxConcurrency is how many emulators of one function may exist; more
+	// are started on demand while all are busy, and beyond this the router
+	// answers 429 TooManyRequestsException. Default 64; a FunctionSpec may
+	// set its own.
+	MaxConcurrency int
+
+	// Functions are the tool functions to run. Default: every
+	// AWS::Serverless::Function of template.yaml except the gateway.
+	Functions []FunctionSpec
+	// ExtraFunctions are run besides Functions (fixtures used only
+	// locally). A spec with Tool set is added to the gateway's tool →
+	// function map; its tool definition goes in ExtraTools.
+	ExtraFunctions []FunctionSpec
+	// ExtraTools join the gateway's catalog (handlers.Catalog()).
+	ExtraTools []*adapter.Tool
+
+	// Stdout receives the stack's progress lines (and DynamoDB Local's
+	// output is not copied there). Nil discards them.
+	Stdout io.Writer
+}
+
+// FunctionSpec is one Lambda function of the stack.
+type FunctionSpec struct {
+	// Name is the function's name on the Invoke API: the name the gateway's
+	// MCPFN_TOOL_FUNCTIONS maps a tool to. For template functions it is the
+	// logical ID, as with `sam local start-lambda`.
+	Name string
+	// LogicalID is the function's logical ID in template.yaml, if any.
+	LogicalID string
+	// Package is the Go main package to build, e.g. "./functions/broadcast_get"
+	// (relative to the repository root) or a full import path.
+	Package string
+	// Tool is the MCP tool the function serves, if it is a tool function.
+	Tool string
+	// Env is the function's environment, with references already resolved.
+	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_XRAY_DAEMON_ADDRESS, dummy
+	// credentials and the region.
+	Env map[string]string
+	// Timeout in seconds, as the template's Timeout. Default 10 (the
+	// template's ToolTimeoutSeconds default).
+	Timeout int
+	// MemorySize in MB, reported to the function as Lambda does. Default 256.
+	MemorySize int
+	// MaxConcurrency overrides Config.MaxConcurrency for this function (a
+	// reserved concurrency).
+	MaxConcurrency int
+}
+
+// ConfigFromEnv returns the Config that the MCPFN_LOCAL_* variables and
+// MCPFN_DYNAMODB_ENDPOINT describe; unset variables keep the defaults.
+func ConfigFromEnv() Config {
+	get := func(name string) string { return strings.TrimSpace(os.Getenv(name)) }
+	return Config{
+		Dir:              get(EnvDir),
+		MCPAddr:          get(EnvMCPAddr),
+		InvokeAddr:       get(EnvInvokeAddr),
+		DynamoDBAddr:     get(EnvDynamoDBAddr),
+		XRayAddr:         get(EnvXRayAddr),
+		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
+	}
+}
+
+func (c *Config) defaults() {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&c.Dir, DefaultDir)
+	def(&c.MCPAddr, DefaultMCPAddr)
+	def(&c.InvokeAddr, DefaultInvokeAddr)
+	def(&c.DynamoDBAddr, DefaultDynamoDBAddr)
+	def(&c.XRayAddr, DefaultXRayAddr)
+	if c.PoolSize <= 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.MaxConcurrency <= 0 {
+		c.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+}

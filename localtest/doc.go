@@ -1,0 +1,27 @@
+// Package localtest runs the whole mcpfn application on one machine without
+// Docker — the stack behind `make local` and the end-to-end tests:
+//
+//   - every tool function of template.yaml, built for the host and run under
+//     the Lambda Runtime Interface Emulator (RIE), a pool of emulator
+//     processes per function because one emulator serves one invoke at a time;
+//   - a Lambda Invoke API router (the paths of `sam local start-lambda`) that
+//     the gateway and any AWS SDK client call functions by name through;
+//   - DynamoDB Local with the tables of template.yaml (or an existing
+//     endpoint), the X-Ray daemon stand-in writing xray.jsonl, and a local
+//     JWT issuer;
+//   - the gateway, configured from template.yaml's GatewayFunction
+//     environment, serving MCP on /mcp.
+//
+// Start brings all of it up and Close tears all of it down:
+//
+//	st, err := localtest.Start(ctx, localtest.Config{MCPAddr: "127.0.0.1:0"})
+//	if err != nil { ... }
+//	defer st.Close()
+//	// point an MCP client at st.MCPURL() with "Authorization: Bearer "+st.Token()
+//
+// Functions and the gateway get their environment from template.yaml, with
+// references to tables and functions resolved to local names, so the local
+// wiring is the deployed wiring. docs/local.md is the user guide and
+// docs/decisions/0011-local-stack-shape.md records why the stack is shaped
+// this way.
+package localtest

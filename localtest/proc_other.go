@@ -1,0 +1,17 @@
+//go:build unix && !linux
+
+package localtest
+
+import "syscall"
+
+// Outside Linux there is neither a parent-death signal nor /proc: Close
+// still kills each emulator's process group, but a SIGKILLed stack can leave
+// emulators behind and the bootstrap processes are found by nobody. The
+// stack is meant for Linux (CI) and works elsewhere on a best-effort basis.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func descendants(int) []int { return nil }
+
+func peakRSS(int) int64 { return 0 }
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -1,0 +1,209 @@
+package localtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// invokePrefix is the Lambda Invoke API path, as served by Lambda and by
+// `sam local start-lambda`: /2015-03-31/functions/{name}/invocations.
+const invokePrefix = "/2015-03-31/functions/"
+
+// maxPayload is Lambda's limit on a synchronous request payload.
+const maxPayload = 6 << 20
+
+// router is the Lambda Invoke API in front of the emulator pools. It speaks
+// the wire format the AWS SDK expects: error responses carry
+// X-Amzn-ErrorType and a JSON body with "Type" and "message", function
+// errors are a 200 with X-Amz-Function-Error.
+type router struct{ s *Stack }
+
+func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reqID := uuid.NewString()
+	w.Header().Set("X-Amzn-RequestId", reqID)
+	name, ok := functionNameFromPath(r.URL.Path)
+	if !ok {
+		lambdaError(w, http.StatusNotFound, "UnknownOperationException", "User", "unknown operation "+r.Method+" "+r.URL.Path)
+		return
+	}
+	if r.Method != http.MethodPost {
+		lambdaError(w, http.StatusMethodNotAllowed, "InvalidRequestContentException", "User", "Invoke takes POST")
+		return
+	}
+	fn := rt.s.functions[name]
+	if fn == nil {
+		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "User", "Function not found: "+functionARN(name))
+		return
+	}
+	if q := r.URL.Query().Get("Qualifier"); q != "" && q != "$LATEST" {
+		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "User", "Function not found: "+functionARN(name)+":"+q)
+		return
+	}
+	switch t := r.Header.Get("X-Amz-Invocation-Type"); t {
+	case "", "RequestResponse":
+	default:
+		// Event and DryRun have no local use yet; answering them as if they
+		// worked would hide that.
+		lambdaError(w, http.StatusBadRequest, "InvalidParameterValueException", "User", "the local stack supports only InvocationType RequestResponse, not "+t)
+		return
+	}
+	if cc := r.Header.Get("X-Amz-Client-Context"); cc != "" {
+		if _, err := adapter.ClientContextFromHeader(cc); err != nil {
+			lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "User", "Client context must be a valid Base64-encoded JSON object: "+err.Error())
+			return
+		}
+	}
+	body, err := readLimited(r, maxPayload)
+	if err != nil {
+		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "User", "Request must be smaller than 6291456 bytes for the InvokeFunction operation")
+		return
+	}
+	if len(body) > 0 && !json.Valid(body) {
+		lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "User", "Could not parse request body into json")
+		return
+	}
+
+	e, err := fn.acquire(r.Context())
+	if errors.Is(err, errBusy) {
+		w.Header().Set("Retry-After", "1")
+		lambdaErrorReason(w, http.StatusTooManyRequests, "TooManyRequestsException", "User", "Rate Exceeded.", "ReservedFunctionConcurrentInvocationLimitExceeded")
+		return
+	}
+	if err != nil {
+		lambdaError(w, http.StatusServiceUnavailable, "ServiceException", "Service", "the local stack could not start an execution environment: "+err.Error())
+		return
+	}
+	defer fn.release(e)
+
+	h := r.Header.Clone()
+	h.Set("X-Amzn-RequestId", reqID)
+	// The invoke outlives the caller's connection as on Lambda, but not the
+	// function's timeout (plus slack for the emulator's own answer).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Duration(fn.spec.Timeout)*time.Second+5*time.Second)
+	defer cancel()
+	resp, out, err := e.invoke(ctx, body, h)
+	if err != nil {
+		// The emulator itself failed: its environment is gone for good.
+		go e.kill()
+		lambdaError(w, http.StatusBadGateway, "ServiceException", "Service", "the execution environment failed: "+err.Error())
+		return
+	}
+	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
+	w.Header().Set("Content-Type", "application/json")
+	if kind, payload, ok := functionError(resp.StatusCode, out, reqID, fn.spec.Timeout); ok {
+		w.Header().Set("X-Amz-Function-Error", kind)
+		out = payload
+	} else if resp.StatusCode != http.StatusOK {
+		lambdaError(w, http.StatusBadGateway, "ServiceException", "Service", fmt.Sprintf("the emulator answered HTTP %d: %.200s", resp.StatusCode, out))
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// functionError recognises the emulator's ways of reporting that the
+// function did not answer normally, which differ from Lambda's, and returns
+// what Lambda returns instead (a 200 with X-Amz-Function-Error: Unhandled):
+//
+//   - the runtime reported an error (a Go handler returned one): the RIE
+//     answers 200 with {"errorMessage","errorType"} and drops the
+//     Lambda-Runtime-Function-Error-Type header;
+//   - the runtime crashed (exit, panic): 502 with the same shape, errorType
+//     Runtime.ExitError;
+//   - the function timed out: 200 with the text "Task timed out after N.00
+//     seconds" (Lambda: errorType Sandbox.Timedout).
+func functionError(status int, body []byte, reqID string, timeout int) (string, []byte, bool) {
+	trimmed := bytes.TrimSpace(body)
+	if bytes.HasPrefix(trimmed, []byte("Task timed out after ")) {
+		msg := fmt.Sprintf("RequestId: %s Error: %s", reqID, trimmed)
+		b, _ := json.Marshal(map[string]string{"errorType": "Sandbox.Timedout", "errorMessage": msg})
+		return "Unhandled", b, true
+	}
+	var shape map[string]json.RawMessage
+	if json.Unmarshal(trimmed, &shape) == nil && len(shape) > 0 {
+		_, hasType := shape["errorType"]
+		_, hasMsg := shape["errorMessage"]
+		only := true
+		for k := range shape {
+			switch k {
+			case "errorType", "errorMessage", "stackTrace", "cause":
+			default:
+				only = false
+			}
+		}
+		if (hasType || hasMsg) && only {
+			return "Unhandled", trimmed, true
+		}
+	}
+	if status >= 500 {
+		b, _ := json.Marshal(map[string]string{"errorType": "Runtime.Unknown", "errorMessage": fmt.Sprintf("RequestId: %s Error: %.500s", reqID, trimmed)})
+		return "Unhandled", b, true
+	}
+	return "", nil, false
+}
+
+// functionNameFromPath extracts {name} from the Invoke path. A name may be
+// a function name, a partial or full ARN, with or without a :qualifier; the
+// local function is the name segment of it.
+func functionNameFromPath(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, invokePrefix)
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(rest, "/invocations")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return localFunctionName(name), true
+}
+
+// localFunctionName reduces "arn:aws:lambda:r:a:function:name[:q]",
+// "a:function:name" or "name[:q]" to name.
+func localFunctionName(s string) string {
+	parts := strings.Split(s, ":")
+	for i, p := range parts {
+		if p == "function" && i+1 < len(parts) {
+			return parts[i+1]
+		}
+	}
+	return parts[0]
+}
+
+func lambdaError(w http.ResponseWriter, status int, code, typ, msg string) {
+	lambdaErrorReason(w, status, code, typ, msg, "")
+}
+
+// lambdaErrorReason writes an error as the Lambda API does: the SDK takes
+// the error code from X-Amzn-ErrorType and the message from "message".
+func lambdaErrorReason(w http.ResponseWriter, status int, code, typ, msg, reason string) {
+	body := map[string]string{"Type": typ, "message": msg}
+	if reason != "" {
+		body["Reason"] = reason
+	}
+	b, _ := json.Marshal(body)
+	w.Header().Set("X-Amzn-ErrorType", code)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func readLimited(r *http.Request, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes()[:n], nil
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

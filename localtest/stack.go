@@ -1,0 +1,679 @@
+package localtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/internal/xraystandin"
+)
+
+// Dummy credentials every local component uses. DynamoDB Local runs with
+// -sharedDb, so any credentials see the same tables; real ones are never
+// needed and never read.
+const (
+	localKeyID  = "mcpfnlocal"
+	localSecret = "mcpfnlocal"
+)
+
+// Stack is a running local stack. Its methods are safe for concurrent use.
+type Stack struct {
+	cfg     Config
+	root    string // repository root
+	dir     string // absolute Config.Dir
+	started time.Time
+	ready   time.Duration
+
+	rieBin    string
+	rieClient *http.Client
+	functions map[string]*function
+	mu        sync.Mutex
+	emus      []*emulator
+
+	ddb        *dynamolocal.Server // nil with an external endpoint
+	ddbURL     string
+	tables     map[string]string // logical ID → local name
+	auditTable string
+
+	xray     *xraystandin.Daemon
+	xrayFile *os.File
+	iss      *issuer
+	token    string
+
+	invokeSrv *http.Server
+	invokeURL string
+	gw        *gateway.Gateway
+	mcpSrv    *http.Server
+	mcpURL    string
+	gwLog     *os.File
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start builds and starts the stack and returns once the gateway serves
+// MCP. On error everything already started is stopped again.
+func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
+	cfg.defaults()
+	s := &Stack{cfg: cfg, started: time.Now(), functions: map[string]*function{}}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+			st = nil
+		}
+	}()
+	s.rieClient = &http.Client{Transport: &http.Transport{
+		// One connection per emulator; an emulator serves one call at a time.
+		MaxIdleConnsPerHost: 1,
+		IdleConnTimeout:     time.Minute,
+	}}
+
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		return nil, err
+	}
+	s.root = filepath.Dir(tmpl.Path)
+	if s.dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, err
+	}
+	binDir := cfg.BinDir
+	if binDir == "" {
+		binDir = filepath.Join(s.dir, "bin")
+	}
+	if binDir, err = filepath.Abs(binDir); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{s.dir, binDir, filepath.Join(s.dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("localtest: %w", err)
+		}
+	}
+
+	// Bind the TCP listeners first: a port in use fails the start before
+	// anything slow has been done.
+	mcpLn, err := net.Listen("tcp", cfg.MCPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("localtest: MCP address: %w", err)
+	}
+	defer closeUnlessServed(mcpLn, &s.mcpSrv)
+	invokeLn, err := net.Listen("tcp", cfg.InvokeAddr)
+	if err != nil {
+		return nil, fmt.Errorf("localtest: Invoke API address: %w", err)
+	}
+	defer closeUnlessServed(invokeLn, &s.invokeSrv)
+	s.invokeURL = "http://" + invokeLn.Addr().String()
+	s.mcpURL = "http://" + mcpLn.Addr().String() + "/mcp"
+
+	if s.xray, err = xraystandin.Listen(cfg.XRayAddr); err != nil {
+		return nil, err
+	}
+	if s.xrayFile, err = os.Create(s.XRayPath()); err != nil {
+		return nil, fmt.Errorf("localtest: %w", err)
+	}
+	s.xray.SetOutput(s.xrayFile)
+
+	// Resolve the template: table names, the gateway's environment (which
+	// names the tool functions) and every function's.
+	names := newLocalNames(tmpl, cfg.DynamoDBEndpoint != "")
+	s.tables = names.tables
+	gwEnv, err := names.environment(gatewayID)
+	if err != nil {
+		return nil, err
+	}
+	toolFns, err := gateway.ParseToolFunctions(gwEnv[gateway.EnvToolFunctions])
+	if err != nil {
+		return nil, err
+	}
+	toolOf := map[string]string{}
+	for tool, fn := range toolFns {
+		toolOf[localFunctionName(fn)] = tool
+	}
+	specs := cfg.Functions
+	if specs == nil {
+		if specs, err = names.templateFunctions(toolOf); err != nil {
+			return nil, err
+		}
+	}
+	globalEnv, err := names.globalEnvironment()
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range cfg.ExtraFunctions {
+		// A fixture gets the template's Globals environment, as it would
+		// if it were declared in template.yaml.
+		env := map[string]string{}
+		for k, v := range globalEnv {
+			env[k] = v
+		}
+		for k, v := range x.Env {
+			env[k] = v
+		}
+		x.Env = env
+		specs = append(specs, x)
+	}
+	s.auditTable = globalEnv[audit.EnvTable]
+
+	// Build while DynamoDB Local's JVM starts: both take seconds and
+	// neither needs the other.
+	s.rieBin = filepath.Join(binDir, "aws-lambda-rie")
+	jobs := []buildJob{{pkg: riePackage, out: s.rieBin}}
+	for i := range specs {
+		sp := &specs[i]
+		if sp.Name == "" || sp.Package == "" {
+			return nil, fmt.Errorf("localtest: function spec %+v needs a Name and a Package", *sp)
+		}
+		if s.functions[sp.Name] != nil {
+			return nil, fmt.Errorf("localtest: function %s is defined twice", sp.Name)
+		}
+		if sp.Timeout <= 0 {
+			sp.Timeout = 10
+		}
+		if sp.MemorySize <= 0 {
+			sp.MemorySize = 256
+		}
+		fnBin := filepath.Join(binDir, sp.Name)
+		s.functions[sp.Name] = &function{stack: s, spec: *sp, binDir: fnBin, bootstrap: filepath.Join(fnBin, "bootstrap")}
+		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true})
+	}
+	buildDone := make(chan error, 1)
+	buildStart := time.Now()
+	go func() { buildDone <- buildAll(ctx, s.root, jobs) }()
+
+	ddbStart := time.Now()
+	if err := s.startDynamoDB(ctx); err != nil {
+		<-buildDone
+		return nil, err
+	}
+	s.logf("DynamoDB at %s with tables %s (%v)", s.ddbURL, strings.Join(sortedValues(s.tables), ", "), time.Since(ddbStart).Round(time.Millisecond))
+	if err := <-buildDone; err != nil {
+		return nil, err
+	}
+	s.logf("built %d functions and the emulator (%v)", len(specs), time.Since(buildStart).Round(time.Millisecond))
+
+	if s.iss, err = startIssuer(); err != nil {
+		return nil, fmt.Errorf("localtest: JWT issuer: %w", err)
+	}
+	if s.token, err = s.MintToken(map[string]any{"sub": DemoSubject, "scope": DemoScope, "client_id": DemoClientID}); err != nil {
+		return nil, err
+	}
+
+	for _, f := range s.functions {
+		if err := s.prepareFunction(f); err != nil {
+			return nil, err
+		}
+	}
+	warmStart := time.Now()
+	if err := s.warmAll(ctx); err != nil {
+		return nil, err
+	}
+	s.logf("%d emulators per function warm (%v)", cfg.PoolSize, time.Since(warmStart).Round(time.Millisecond))
+
+	s.invokeSrv = &http.Server{Handler: router{s}, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.invokeSrv.Serve(invokeLn) }()
+
+	if err := s.startGateway(ctx, gwEnv, toolFns, specs, mcpLn); err != nil {
+		return nil, err
+	}
+	s.ready = time.Since(s.started)
+	s.logf("gateway at %s (ready after %v)", s.mcpURL, s.ready.Round(time.Millisecond))
+	return s, nil
+}
+
+// closeUnlessServed closes a listener that Start did not hand to a server
+// (Start failed before), so a failed start frees its ports.
+func closeUnlessServed(ln net.Listener, srv **http.Server) {
+	if *srv == nil {
+		ln.Close()
+	}
+}
+
+func (s *Stack) logf(format string, args ...any) {
+	fmt.Fprintf(s.cfg.Stdout, "mcpfn-local: "+format+"\n", args...)
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, m[k])
+	}
+	return out
+}
+
+// startDynamoDB starts DynamoDB Local (or adopts the given endpoint) and
+// creates the template's tables.
+func (s *Stack) startDynamoDB(ctx context.Context) error {
+	if ep := strings.TrimRight(s.cfg.DynamoDBEndpoint, "/"); ep != "" {
+		s.ddbURL = ep
+	} else {
+		_, portStr, err := net.SplitHostPort(s.cfg.DynamoDBAddr)
+		if err != nil {
+			return fmt.Errorf("localtest: DynamoDB address %q: %w", s.cfg.DynamoDBAddr, err)
+		}
+		port, err := strconv.Atoi(portStr)
+		if err != nil {
+			return fmt.Errorf("localtest: DynamoDB address %q: %w", s.cfg.DynamoDBAddr, err)
+		}
+		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port})
+		if err != nil {
+			return err
+		}
+		s.ddb, s.ddbURL = srv, srv.Endpoint()
+	}
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		return err
+	}
+	client := s.DynamoDB()
+	for id, name := range s.tables {
+		in, err := tmpl.TableInput(id, name)
+		if err != nil {
+			return err
+		}
+		if err := createTable(ctx, client, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createTable creates a table and waits until it and its indexes are
+// ACTIVE (at once on DynamoDB Local).
+func createTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTableInput) error {
+	if _, err := c.CreateTable(ctx, in); err != nil {
+		var inUse *types.ResourceInUseException
+		if !errors.As(err, &inUse) {
+			return fmt.Errorf("localtest: creating table %s: %w", aws.ToString(in.TableName), err)
+		}
+	}
+	for {
+		out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+		if err != nil {
+			return fmt.Errorf("localtest: describing table %s: %w", aws.ToString(in.TableName), err)
+		}
+		active := out.Table.TableStatus == types.TableStatusActive
+		for _, g := range out.Table.GlobalSecondaryIndexes {
+			active = active && g.IndexStatus == types.IndexStatusActive
+		}
+		if active {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// prepareFunction opens the function's log and builds its environment:
+// the template's variables plus what Lambda itself sets, and what points
+// the SDKs at the local services. Nothing else of the caller's environment
+// is passed on (the RIE hands its whole environment to the function), so a
+// developer's AWS profile can never reach a function.
+func (s *Stack) prepareFunction(f *function) error {
+	f.logPath = s.LogPath(f.spec.Name)
+	lf, err := os.OpenFile(f.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("localtest: %w", err)
+	}
+	f.log = lf
+	f.max = s.cfg.MaxConcurrency
+	if f.spec.MaxConcurrency > 0 {
+		f.max = f.spec.MaxConcurrency
+	}
+	env := map[string]string{
+		"PATH":                            os.Getenv("PATH"),
+		"TZ":                              "UTC",
+		"LANG":                            "C.UTF-8",
+		"_HANDLER":                        "bootstrap",
+		"AWS_LAMBDA_FUNCTION_NAME":        f.spec.Name,
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(f.spec.Timeout),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(f.spec.MemorySize),
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.spec.Name,
+		"AWS_LAMBDA_LOG_STREAM_NAME":      "local",
+		"AWS_REGION":                      localRegion,
+		"AWS_DEFAULT_REGION":              localRegion,
+		"AWS_ACCESS_KEY_ID":               localKeyID,
+		"AWS_SECRET_ACCESS_KEY":           localSecret,
+		"AWS_CONFIG_FILE":                 os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE":     os.DevNull,
+		"AWS_EC2_METADATA_DISABLED":       "true",
+		"AWS_ENDPOINT_URL_DYNAMODB":       s.ddbURL,
+		"AWS_XRAY_DAEMON_ADDRESS":         s.xray.Addr(),
+		"AWS_XRAY_CONTEXT_MISSING":        "LOG_ERROR",
+	}
+	for k, v := range f.spec.Env {
+		env[k] = v
+	}
+	for _, k := range sortedKeys(env) {
+		f.environ = append(f.environ, k+"="+env[k])
+	}
+	return nil
+}
+
+// warmAll starts PoolSize emulators of every function, all functions at
+// once.
+func (s *Stack) warmAll(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(s.functions))
+	for _, f := range s.functions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.warm(ctx, min(s.cfg.PoolSize, f.max)); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func (s *Stack) track(e *emulator) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emus = append(s.emus, e)
+}
+
+// startGateway runs the gateway in this process, configured from the
+// template's GatewayFunction environment (see gatewayConfig).
+func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns map[string]string, specs []FunctionSpec, ln net.Listener) error {
+	cfg, err := s.gatewayConfig(env)
+	if err != nil {
+		return err
+	}
+	cfg.Functions = map[string]string{}
+	for tool, fn := range toolFns {
+		cfg.Functions[tool] = fn
+	}
+	for _, sp := range specs {
+		if sp.Tool != "" {
+			cfg.Functions[sp.Tool] = sp.Name
+		}
+	}
+	cfg.Tools = append(handlers.Catalog(), s.cfg.ExtraTools...)
+	// A function defined in the template without a tool in the catalog
+	// (or the reverse) is the gateway's configuration error to report.
+	cfg.Lambda = lambda.New(lambda.Options{
+		Region:       localRegion,
+		BaseEndpoint: aws.String(s.invokeURL),
+		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+		// As the gateway configures its own client: a throttle or a 5xx
+		// is retried soon or not at all, the caller is waiting.
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = cfg.InvokeAttempts
+			if o.MaxAttempts == 0 {
+				o.MaxAttempts = 2
+			}
+			o.MaxBackoff = 400 * time.Millisecond
+		}),
+	})
+	em, err := audit.NewXRayEmitter(s.xray.Addr())
+	if err != nil {
+		return err
+	}
+	cfg.Spans = em
+	if s.gwLog, err = os.OpenFile(s.LogPath(gatewayID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		return fmt.Errorf("localtest: %w", err)
+	}
+	cfg.Logger = slog.New(slog.NewJSONHandler(s.gwLog, nil))
+	if s.gw, err = gateway.New(cfg); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", s.gw)
+	s.mcpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.mcpSrv.Serve(ln) }()
+	_ = ctx
+	return nil
+}
+
+// gatewayConfig turns the GatewayFunction's template environment into a
+// gateway.Config. Every MCPFN_ variable the template sets must be one this
+// function knows how to apply, so a variable added to the template fails
+// the local stack loudly instead of being silently ignored (local and
+// deployed must not drift). Auth is always jwt against the local issuer.
+func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
+	cfg := gateway.Config{
+		Auth: gateway.AuthJWT,
+		JWT: gateway.JWTConfig{
+			Issuer:   s.iss.url,
+			Audience: Audience,
+			JWKSURL:  s.iss.jwksURL(),
+		},
+	}
+	var errs []error
+	for _, k := range sortedKeys(env) {
+		v := env[k]
+		switch k {
+		case gateway.EnvToolFunctions:
+			// Applied by the caller, with the fixtures added.
+		case gateway.EnvAuthMode, gateway.EnvJWTIssuer, gateway.EnvJWTAudience, gateway.EnvJWTJWKSURL, gateway.EnvIAMScopes:
+			// Replaced by the local issuer (jwt).
+		case audit.EnvTable, audit.EnvRetentionDays, audit.EnvEntityDimension:
+			// Globals meant for the tool functions; the gateway writes
+			// no audit rows.
+		case gateway.EnvInvokeTimeout:
+			if v == "" {
+				continue
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", k, v, err))
+			}
+			cfg.InvokeTimeout = d
+		case gateway.EnvMaxBodyBytes, gateway.EnvInvokeAttempts, gateway.EnvMaxBatch:
+			if v == "" {
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", k, v, err))
+			}
+			switch k {
+			case gateway.EnvMaxBodyBytes:
+				cfg.MaxBodyBytes = int64(n)
+			case gateway.EnvInvokeAttempts:
+				cfg.InvokeAttempts = n
+			default:
+				cfg.MaxBatch = n
+			}
+		case gateway.EnvAllowedOrigins:
+			cfg.AllowedOrigins = splitComma(v)
+		case gateway.EnvMCPPath:
+			if v != "" && v != "/mcp" {
+				errs = append(errs, fmt.Errorf("%s=%q: the local stack serves /mcp (DESIGN.md §5)", k, v))
+			}
+		case gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr:
+			// Deployment facts (the Function URL's host); locally the
+			// listener's loopback address is the host.
+		default:
+			if strings.HasPrefix(k, "MCPFN_") {
+				errs = append(errs, fmt.Errorf("localtest: template.yaml sets %s on the gateway and the local stack does not know how to apply it; teach localtest/stack.go gatewayConfig", k))
+			}
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// MCPURL is the gateway's MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
+func (s *Stack) MCPURL() string { return s.mcpURL }
+
+// Token is a bearer JWT for the demo user (subject demo-user, scope
+// broadcasts:write), valid for 12 hours.
+func (s *Stack) Token() string { return s.token }
+
+// MintToken signs a JWT with the local issuer's key. iss, aud, iat and exp
+// default to the issuer, the gateway's audience, now and now + 12 h; set a
+// claim to nil to leave it out. Tests use it for other users and scopes,
+// and for expired or misaddressed tokens.
+func (s *Stack) MintToken(claims map[string]any) (string, error) { return s.iss.mint(claims) }
+
+// Issuer is the local JWT issuer's URL (its "iss"); its JWKS is at
+// Issuer()+"/.well-known/jwks.json".
+func (s *Stack) Issuer() string { return s.iss.url }
+
+// InvokeURL is the Lambda Invoke API's base URL: set it as
+// AWS_ENDPOINT_URL_LAMBDA (or a client's BaseEndpoint).
+func (s *Stack) InvokeURL() string { return s.invokeURL }
+
+// DynamoDBEndpoint is the DynamoDB endpoint the functions use.
+func (s *Stack) DynamoDBEndpoint() string { return s.ddbURL }
+
+// DynamoDB returns a client for DynamoDBEndpoint built from explicit,
+// dummy settings only (never the caller's AWS profile).
+func (s *Stack) DynamoDB() *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:       localRegion,
+		BaseEndpoint: aws.String(s.ddbURL),
+		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+	})
+}
+
+// XRayPath is the file the X-Ray stand-in appends every segment document
+// to, one JSON object per line.
+func (s *Stack) XRayPath() string { return filepath.Join(s.dir, "xray.jsonl") }
+
+// XRay is the X-Ray daemon stand-in, for tests that wait for segments.
+func (s *Stack) XRay() *xraystandin.Daemon { return s.xray }
+
+// XRayAddr is the stand-in's UDP address (AWS_XRAY_DAEMON_ADDRESS).
+func (s *Stack) XRayAddr() string { return s.xray.Addr() }
+
+// AuditTable is the local name of the audit table.
+func (s *Stack) AuditTable() string { return s.auditTable }
+
+// Table returns the local name of the table with the given logical ID
+// (e.g. "BroadcastsTable").
+func (s *Stack) Table(logicalID string) string { return s.tables[logicalID] }
+
+// LogPath is the file a function's stdout and stderr go to
+// (Dir/logs/<function>.log); the gateway's log is LogPath("GatewayFunction").
+func (s *Stack) LogPath(function string) string {
+	return filepath.Join(s.dir, "logs", function+".log")
+}
+
+// Functions returns the names of the stack's functions.
+func (s *Stack) Functions() []string { return sortedKeys(s.functions) }
+
+// ReadyTime is how long Start took.
+func (s *Stack) ReadyTime() time.Duration { return s.ready }
+
+// ReadyLine is the line `make local` prints once the stack is up.
+func (s *Stack) ReadyLine() string {
+	return "READY mcp=" + s.mcpURL + " token=" + s.token
+}
+
+// Processes returns the pids of every emulator the stack has started and of
+// every process those started (the functions' bootstraps), alive or not.
+func (s *Stack) Processes() []int {
+	s.mu.Lock()
+	emus := append([]*emulator(nil), s.emus...)
+	s.mu.Unlock()
+	var out []int
+	for _, e := range emus {
+		out = append(out, e.pids()...)
+	}
+	return out
+}
+
+// PeakRSS returns the largest peak resident set size (VmHWM, bytes) among
+// the living bootstrap processes of a function, and how many there were.
+func (s *Stack) PeakRSS(function string) (peak int64, n int) {
+	f := s.functions[function]
+	if f == nil {
+		return 0, 0
+	}
+	for _, e := range f.emulators() {
+		for _, p := range e.pids()[1:] {
+			if r := peakRSS(p); r > 0 {
+				n++
+				peak = max(peak, r)
+			}
+		}
+	}
+	return peak, n
+}
+
+// Close stops every server and process of the stack and waits for them.
+// It is idempotent.
+func (s *Stack) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if s.mcpSrv != nil {
+			_ = s.mcpSrv.Shutdown(ctx)
+		}
+		if s.gw != nil {
+			_ = s.gw.Close()
+		}
+		if s.invokeSrv != nil {
+			_ = s.invokeSrv.Close()
+		}
+		s.mu.Lock()
+		emus := append([]*emulator(nil), s.emus...)
+		s.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, e := range emus {
+			wg.Add(1)
+			go func() { defer wg.Done(); e.kill() }()
+		}
+		wg.Wait()
+		if s.iss != nil {
+			_ = s.iss.close()
+		}
+		if s.xray != nil {
+			_ = s.xray.Close()
+		}
+		if s.ddb != nil {
+			errs = append(errs, s.ddb.Stop())
+		}
+		for _, f := range s.functions {
+			if f.log != nil {
+				_ = f.log.Close()
+			}
+		}
+		for _, f := range []*os.File{s.xrayFile, s.gwLog} {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+		s.rieClient.CloseIdleConnections()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
