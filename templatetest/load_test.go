@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -92,8 +93,10 @@ var (
 	buildsDir   = regexp.MustCompile(`lambda_build,\s*([a-z0-9_]+)\)|\./functions/([a-z0-9_]+)`)
 )
 
-// buildTargets maps each build-<LogicalId> target of the Makefile to the
-// functions/ directory its recipe builds.
+// buildTargets maps each sam build target of the Makefile — build-<LogicalId>
+// whose recipe writes into ARTIFACTS_DIR (through lambda_build), or whose
+// name is LogicalId-shaped — to the functions/ directory its recipe builds.
+// Other build-* targets (build-host, for the local stack) are not SAM's.
 func buildTargets(t *testing.T) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
@@ -101,20 +104,30 @@ func buildTargets(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	targets := map[string]string{}
+	forSAM := map[string]bool{}
 	current := ""
 	for line := range strings.SplitSeq(string(data), "\n") {
 		if m := buildTarget.FindStringSubmatch(line); m != nil {
 			current = m[1]
 			targets[current] = ""
+			forSAM[current] = unicode.IsUpper(rune(current[0]))
 			continue
 		}
 		if current != "" && strings.HasPrefix(line, "\t") {
+			if strings.Contains(line, "lambda_build") || strings.Contains(line, "ARTIFACTS_DIR") {
+				forSAM[current] = true
+			}
 			if m := buildsDir.FindStringSubmatch(line); m != nil && targets[current] == "" {
 				targets[current] = m[1] + m[2]
 			}
 			continue
 		}
 		current = ""
+	}
+	for name := range targets {
+		if !forSAM[name] {
+			delete(targets, name)
+		}
 	}
 	return targets
 }
