@@ -18,7 +18,19 @@ func auditHooks(r Recorder, tool *Tool) Hooks {
 			if tool.destructive {
 				row := rowOf(call, nil, tool)
 				row.Status = audit.StatusPending
-				r.Pending(context.WithoutCancel(ctx), row)
+				// The write belongs to the Lambda's time, not the call's:
+				// it must survive the call's cancellation but not outlive
+				// the invocation.
+				wctx := context.WithoutCancel(ctx)
+				if !call.Lambda.Deadline.IsZero() {
+					var cancel context.CancelFunc
+					wctx, cancel = context.WithDeadline(wctx, call.Lambda.Deadline)
+					defer cancel()
+				}
+				r.Pending(wctx, row)
+				// An untraced call's row gets a trace id from the auditor;
+				// the final row must name the same one.
+				call.auditTrace = row.TraceID
 			}
 			return nil
 		},
@@ -52,8 +64,10 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		Destructive:       tool.destructive && call.Tool == tool.name,
 	}
 	if call.Trace.Root == "" {
-		// No trace: no parent either; the auditor starts a new trace.
+		// No trace: no parent either; the auditor starts a new trace (the
+		// one it gave the pending row, if there was one).
 		row.ParentSpanID = ""
+		row.TraceID = call.auditTrace
 	}
 	if m := call.MCP; m != nil {
 		row.MCPEra, row.MCPMethod, row.ProtocolVersion = string(m.Era), m.Method, m.ProtocolVersion

@@ -184,6 +184,10 @@ type Call struct {
 	creds *boundCredentials
 
 	teardown *teardownList
+
+	// auditTrace is the trace id the auditor gave an untraced call's
+	// pending row, so its final row names the same trace.
+	auditTrace string
 }
 
 // SetDimension records key=value on this call (e.g. "entityId"). The audit

@@ -72,7 +72,13 @@ func envelope(t testing.TB, callID string, args any) []byte {
 // deadline, lambdacontext, and the invocation's own trace header.
 func invokeLambda(t testing.TB, fn *adapter.Function, payload []byte, traceHeader string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return invokeLambdaWithin(t, fn, payload, traceHeader, 10*time.Second)
+}
+
+// invokeLambdaWithin is invokeLambda with the function's timeout.
+func invokeLambdaWithin(t testing.TB, fn *adapter.Function, payload []byte, traceHeader string, timeout time.Duration) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
 		AwsRequestID:       fmt.Sprintf("req-%d", time.Now().UnixNano()),
