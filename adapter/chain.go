@@ -170,16 +170,21 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		}
 	}
 
-	// Step 3: the arguments against the input schema.
+	// Step 3: the arguments against the input schema, then into the
+	// handler's input type.
 	args, err := f.validateArguments(call.Arguments)
 	if err != nil {
 		return fail(StageValidateInput, err)
 	}
 	call.Arguments = args
+	handler, err := f.tool.bind(args)
+	if err != nil {
+		return fail(StageValidateInput, err)
+	}
 
 	// Steps 4–6: errors here would lose information when scrubbed, so
 	// OnToolError sees them raw (step 8) before AfterToolCall.
-	output, replaced, stage, err := f.gateAndHandle(ctx, call)
+	output, replaced, stage, err := f.gateAndHandle(ctx, call, handler)
 	if err != nil {
 		f.onToolError(parent, call, err)
 		return fail(stage, err)
@@ -196,7 +201,7 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 
 // gateAndHandle runs steps 4 (scope check, credentials, BeforeHandle), 5 (the
 // handler, raced against the call's deadline) and 6 (AfterHandle).
-func (f *Function) gateAndHandle(ctx context.Context, call *Call) (output any, replaced bool, _ Stage, _ error) {
+func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error)) (output any, replaced bool, _ Stage, _ error) {
 	if err := f.checkScopes(call); err != nil {
 		return nil, false, StageBeforeHandle, err
 	}
@@ -212,7 +217,7 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call) (output any, r
 		return nil, false, StageBeforeHandle, err
 	}
 
-	output, err := f.handle(ctx, call)
+	output, err := f.handle(ctx, call, handler)
 	if err != nil {
 		return nil, false, StageHandler, err
 	}
@@ -239,7 +244,7 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call) (output any, r
 
 // handle runs the handler in its own goroutine so a handler that ignores its
 // context still yields TIMEOUT when the call's context ends.
-func (f *Function) handle(ctx context.Context, call *Call) (any, error) {
+func (f *Function) handle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error)) (any, error) {
 	type result struct {
 		out any
 		err error
@@ -249,7 +254,7 @@ func (f *Function) handle(ctx context.Context, call *Call) (any, error) {
 		var r result
 		r.err = guard(func() error {
 			var err error
-			r.out, err = f.tool.run(ctx, call, call.Arguments)
+			r.out, err = handler(ctx, call)
 			return err
 		})
 		done <- r

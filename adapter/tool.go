@@ -65,9 +65,11 @@ type Tool struct {
 	// can skip re-validating the handler's own typed output.
 	outputTrusted bool
 
-	// run decodes validated arguments into In, calls the handler and returns
-	// its typed output as any.
-	run func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
+	// bind decodes validated arguments into In and returns the handler call
+	// for them. Decoding happens on the caller's goroutine: the handler's
+	// goroutine starts with a small stack that a recursive decode would make
+	// it grow and copy on every call.
+	bind func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error)
 }
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -106,7 +108,7 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 		scopes: append([]string(nil), d.Scopes...), needs: append([]CredentialNeed(nil), d.Credentials...),
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR,
 		outputTrusted: d.OutputSchema == nil && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
-		run: func(ctx context.Context, call *Call, args json.RawMessage) (any, error) {
+		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
 			var v In
 			if err := json.Unmarshal(args, &v); err != nil {
 				// The schema accepted the arguments but Go could not decode
@@ -114,7 +116,7 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 				return nil, NewError(CodeValidation, "arguments do not fit the tool's input type").
 					WithDetails([]Issue{{Message: err.Error()}}).WithCause(err)
 			}
-			return h(ctx, call, v)
+			return func(ctx context.Context, call *Call) (any, error) { return h(ctx, call, v) }, nil
 		},
 	}, nil
 }
