@@ -443,9 +443,7 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	if s.gw, err = gateway.New(cfg); err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/", s.gw)
-	s.mcpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.mcpSrv = &http.Server{Handler: lambdaTracing(s.gw, gatewayID, em), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.mcpSrv.Serve(ln) }()
 	_ = ctx
 	return nil
