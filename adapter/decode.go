@@ -3,12 +3,12 @@ package adapter
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	json "github.com/segmentio/encoding/json"
 )
 
 // acceptedFormats is quoted by every "unrecognised payload" error, so a caller

@@ -3,13 +3,13 @@ package adapter
 import (
 	"context"
 	"encoding"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	json "github.com/segmentio/encoding/json"
 )
 
 // HandlerFunc is a tool's business logic: typed input in, typed output or an

@@ -2,8 +2,9 @@ package adapter
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
+
+	json "github.com/segmentio/encoding/json"
 )
 
 // Issue is one problem found validating arguments.
