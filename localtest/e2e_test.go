@@ -89,7 +89,7 @@ func run(m *testing.M) int {
 // re-link every function.
 func testConfig(dir string) localtest.Config {
 	root, _ := filepath.Abs("..")
-	return localtest.Config{
+	cfg := localtest.Config{
 		Dir:          dir,
 		BinDir:       filepath.Join(root, ".local", "testbin"),
 		MCPAddr:      "127.0.0.1:0",
@@ -103,6 +103,8 @@ func testConfig(dir string) localtest.Config {
 		},
 		ExtraTools: []*adapter.Tool{faulty.Tool()},
 	}
+	cfg.ExtraFunctions = append(cfg.ExtraFunctions, benchFunctions()...)
+	return cfg
 }
 
 // bearer adds a bearer token to every request.

@@ -1,0 +1,15 @@
+// Command bare is a bare aws-lambda-go function that echoes its payload: the
+// baseline the local stack's cold-start measurement compares a tool
+// function against (docs/benchmarks.md, "Local stack").
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/aws/aws-lambda-go/lambda"
+)
+
+func main() {
+	lambda.Start(func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
+}
