@@ -162,11 +162,10 @@ func (t *Tool) MCPTool() *mcp.Tool {
 	destructive := t.destructive
 	openWorld := t.ow
 	mt := &mcp.Tool{
-		Name:         t.name,
-		Title:        t.title,
-		Description:  t.description,
-		InputSchema:  t.inSchema.CloneSchemas(),
-		OutputSchema: t.outSchema.CloneSchemas(),
+		Name:        t.name,
+		Title:       t.title,
+		Description: t.description,
+		InputSchema: t.inSchema.CloneSchemas(),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.title,
 			ReadOnlyHint:    t.readOnly,
@@ -174,6 +173,11 @@ func (t *Tool) MCPTool() *mcp.Tool {
 			IdempotentHint:  t.idem,
 			OpenWorldHint:   &openWorld,
 		},
+	}
+	// A Content tool (DefineContent) may have no output schema; a typed nil
+	// in the field would read as a schema to the go-sdk.
+	if t.outSchema != nil {
+		mt.OutputSchema = t.outSchema.CloneSchemas()
 	}
 	if len(t.scopes) > 0 {
 		mt.Meta = mcp.Meta{"mcpfn/scopes": t.Scopes()}
