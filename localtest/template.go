@@ -238,6 +238,8 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 			Env:        env,
 			Timeout:    n.intProperty(id, "Timeout", 10),
 			MemorySize: n.intProperty(id, "MemorySize", 256),
+			// A reserved concurrency caps the pool like it caps Lambda.
+			MaxConcurrency: n.intProperty(id, "ReservedConcurrentExecutions", 0),
 		})
 	}
 	return specs, nil
