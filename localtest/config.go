@@ -67,8 +67,10 @@ type Config struct {
 	// set its own.
 	MaxConcurrency int
 
-	// Functions are the tool functions to run. Default: every
-	// AWS::Serverless::Function of template.yaml except the gateway.
+	// Functions are the tool functions to run. Nil: every
+	// AWS::Serverless::Function of template.yaml except the gateway; an
+	// empty, non-nil slice runs none of them (a stack of fixtures only —
+	// the catalog's tools then answer that their function cannot be reached).
 	Functions []FunctionSpec
 	// ExtraFunctions are run besides Functions (fixtures used only
 	// locally). A spec with Tool set is added to the gateway's tool →

@@ -1,0 +1,98 @@
+package localtest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
+)
+
+// The local wiring is read from template.yaml: these tests pin what the
+// template's references resolve to locally.
+func TestTemplateFunctions(t *testing.T) {
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newLocalNames(tmpl, false)
+	gw, err := n.environment(gatewayID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := gateway.ParseToolFunctions(gw[gateway.EnvToolFunctions])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools["broadcast_get"] != "BroadcastGetFunction" {
+		t.Errorf("%s resolves to %v", gateway.EnvToolFunctions, tools)
+	}
+	toolOf := map[string]string{}
+	for tool, fn := range tools {
+		toolOf[fn] = tool
+	}
+	specs, err := n.templateFunctions(toolOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != len(tools) {
+		t.Fatalf("%d functions, want one per tool (%d)", len(specs), len(tools))
+	}
+	for _, s := range specs {
+		if s.Package != "./functions/"+s.Tool || s.Name != s.LogicalID {
+			t.Errorf("%+v: want package ./functions/<tool>, named by logical ID", s)
+		}
+		if s.Env["MCPFN_AUDIT_TABLE"] != "AuditTable" || s.Env["MCPFN_BROADCASTS_TABLE"] != "BroadcastsTable" || s.Env["MCPFN_AUDIT_RETENTION_DAYS"] != "90" {
+			t.Errorf("%s environment %v", s.Name, s.Env)
+		}
+		if s.Timeout != 10 || s.MemorySize != 256 {
+			t.Errorf("%s timeout %d memory %d, want the template's 10 s and 256 MB", s.Name, s.Timeout, s.MemorySize)
+		}
+	}
+}
+
+func TestTemplateValues(t *testing.T) {
+	tmpl, err := samtemplate.Parse([]byte(`
+Parameters:
+  Days: {Type: Number, Default: 7}
+  NoDefault: {Type: String}
+Resources:
+  T: {Type: AWS::DynamoDB::Table, Properties: {}}
+  F: {Type: AWS::Serverless::Function, Properties: {}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newLocalNames(tmpl, false)
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[string]any{"Ref": "T"}, "T"},
+		{map[string]any{"Ref": "Days"}, "7"},
+		{map[string]any{"Fn::GetAtt": []any{"F", "Arn"}}, "arn:aws:lambda:us-east-1:000000000000:function:F"},
+		{map[string]any{"Fn::Sub": "${T.Arn}/index/x ${AWS::Region} ${F} ${!Literal}"}, "arn:aws:dynamodb:us-east-1:000000000000:table/T/index/x us-east-1 F ${Literal}"},
+		{"plain", "plain"},
+	} {
+		got, err := n.value(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []any{map[string]any{"Ref": "NoDefault"}, map[string]any{"Ref": "Missing"}, map[string]any{"Fn::ImportValue": "x"}} {
+		if got, err := n.value(bad); err == nil {
+			t.Errorf("%v: %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestGatewayConfigRejectsUnknownSettings(t *testing.T) {
+	s := &Stack{iss: &issuer{url: "http://127.0.0.1:1"}}
+	cfg, err := s.gatewayConfig(map[string]string{gateway.EnvInvokeTimeout: "25s", gateway.EnvAuthMode: "iam"})
+	if err != nil || cfg.InvokeTimeout.String() != "25s" || cfg.Auth != gateway.AuthJWT {
+		t.Errorf("config %+v, %v: want 25s and jwt", cfg, err)
+	}
+	if _, err := s.gatewayConfig(map[string]string{"MCPFN_SOMETHING_NEW": "x"}); err == nil || !strings.Contains(err.Error(), "MCPFN_SOMETHING_NEW") {
+		t.Errorf("unknown setting: %v, want an error naming it", err)
+	}
+}
