@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // riePackage is the emulator, a Go tool dependency of the module (go.mod's
@@ -25,7 +26,18 @@ type buildJob struct {
 // Outputs keep their paths between runs, so go's own up-to-date check skips
 // the link when nothing changed and a warm start costs well under a second
 // per binary.
-func buildAll(ctx context.Context, root string, jobs []buildJob) error {
+//
+// Stacks in different processes may share a bin directory (the test
+// packages do, to share builds). go build replaces an output by unlinking
+// and rewriting it, so one process could start an emulator from a file
+// another is still writing; an exclusive lock on the directory serializes
+// the builds, and the second process finds everything up to date.
+func buildAll(ctx context.Context, root, binDir string, jobs []buildJob) error {
+	unlock, err := lockDir(binDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	errs := make([]error, len(jobs))
@@ -67,6 +79,19 @@ func goBuild(ctx context.Context, root string, j buildJob) error {
 		return fmt.Errorf("localtest: go build %s: %w\n%s", j.pkg, err, out.String())
 	}
 	return nil
+}
+
+// lockDir takes an exclusive flock on dir/.build.lock, waiting for it.
+func lockDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("localtest: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("localtest: locking %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 // goCommand is the go binary on PATH; go.mod's go line makes it switch to

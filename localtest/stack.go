@@ -198,7 +198,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	buildDone := make(chan error, 1)
 	buildStart := time.Now()
-	go func() { buildDone <- buildAll(ctx, s.root, jobs) }()
+	go func() { buildDone <- buildAll(ctx, s.root, binDir, jobs) }()
 
 	ddbStart := time.Now()
 	if err := s.startDynamoDB(ctx); err != nil {
