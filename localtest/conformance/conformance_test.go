@@ -1,0 +1,419 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/localtest"
+	"github.com/mcpfn/mcpfn/localtest/conformance"
+)
+
+// The external clients, installed by `make deps` (npm ci in tools/node). The
+// node npm package provides Node 22, which both need; the machine's node may
+// be older, so every command runs with this one.
+const (
+	nodeDir          = "tools/node/node_modules"
+	nodeBin          = nodeDir + "/.bin/node"
+	inspectorMain    = nodeDir + "/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+	conformanceMain  = nodeDir + "/@modelcontextprotocol/conformance/dist/index.js"
+	baselineFile     = "baseline.json"
+	fixtureFnPackage = "./localtest/conformance/function"
+)
+
+var (
+	stackOnce sync.Once
+	stack     *localtest.Stack
+	stackErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if stack != nil {
+		if err := stack.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "closing the stack:", err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
+}
+
+// repoRoot is the module root (this package is two levels down).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// requireNode returns the Node 22 binary from tools/node, or skips the test
+// when `make deps` has not installed it — except in CI, where a missing
+// client must fail rather than silently pass.
+func requireNode(t *testing.T, entry string) (node, main string) {
+	t.Helper()
+	root := repoRoot(t)
+	node, main = filepath.Join(root, nodeBin), filepath.Join(root, entry)
+	for _, p := range []string{node, main} {
+		if _, err := os.Stat(p); err != nil {
+			msg := fmt.Sprintf("%s is missing: run `make deps` (npm ci in tools/node) to install the MCP Inspector, the conformance suite and Node 22", p)
+			if os.Getenv("CI") == "true" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	return node, main
+}
+
+// fixtureFunctions runs every fixture tool as its own function, built from
+// the one fixture main and told which tool to serve by its environment.
+func fixtureFunctions() []localtest.FunctionSpec {
+	var specs []localtest.FunctionSpec
+	for _, name := range conformance.Names() {
+		specs = append(specs, localtest.FunctionSpec{
+			Name:    functionName(name),
+			Package: fixtureFnPackage,
+			Tool:    name,
+			Env:     map[string]string{conformance.EnvTool: name},
+		})
+	}
+	return specs
+}
+
+// functionName is a fixture's function name on the Invoke API.
+func functionName(tool string) string { return "Conformance_" + tool }
+
+// startStack starts the local stack once for the package, with the fixtures
+// beside the demo's tools; TestMain closes it.
+func startStack(t *testing.T) *localtest.Stack {
+	t.Helper()
+	stackOnce.Do(func() {
+		root := repoRoot(t)
+		dir, err := os.MkdirTemp("", "mcpfn-conformance-")
+		if err != nil {
+			stackErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		stack, stackErr = localtest.Start(ctx, localtest.Config{
+			Dir: dir,
+			// Shared with the other end-to-end tests, so go build's
+			// up-to-date check skips relinking between packages and runs.
+			BinDir:         filepath.Join(root, ".local", "testbin"),
+			MCPAddr:        "127.0.0.1:0",
+			InvokeAddr:     "127.0.0.1:0",
+			DynamoDBAddr:   "127.0.0.1:0",
+			XRayAddr:       "127.0.0.1:0",
+			PoolSize:       1,
+			ExtraFunctions: fixtureFunctions(),
+			ExtraTools:     conformance.Catalog(),
+		})
+	})
+	if stackErr != nil {
+		t.Fatalf("local stack: %v", stackErr)
+	}
+	return stack
+}
+
+// openGateway is a second gateway over the same stack's Invoke API, serving
+// the fixtures with auth none: the conformance suite cannot send an
+// Authorization header. Everything behind the gateway — the Invoke API, the
+// emulators, the adapter — is the stack's.
+func openGateway(t *testing.T, st *localtest.Stack) string {
+	t.Helper()
+	fns := map[string]string{}
+	for _, name := range conformance.Names() {
+		fns[name] = functionName(name)
+	}
+	gw, err := gateway.New(gateway.Config{
+		Tools:     conformance.Catalog(),
+		Functions: fns,
+		Auth:      gateway.AuthNone, // explicit: this gateway is for the suite only
+		Lambda: lambda.New(lambda.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String(st.InvokeURL()),
+			Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		}),
+		ServerName: "mcpfn-conformance",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(func() {
+		srv.Close()
+		gw.Close()
+	})
+	return srv.URL + "/mcp"
+}
+
+// runNode runs a Node entry point with Node 22 first on PATH (launchers that
+// spawn node find the same one) and HOME in a temporary directory (the
+// Inspector keeps a catalog and client config there).
+func runNode(t *testing.T, ctx context.Context, node, main string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, node, append([]string{main}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(),
+		"PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+home,
+		"MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"),
+		"MCP_CLIENT_CONFIG_PATH="+filepath.Join(home, "client.json"),
+		"NO_COLOR=1",
+		"NODE_NO_WARNINGS=1",
+	)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// TestInspectorCLI lists and calls tools through the local gateway (JWT auth,
+// the stack's demo token) with the MCP Inspector's CLI.
+func TestInspectorCLI(t *testing.T) {
+	node, main := requireNode(t, inspectorMain)
+	st := startStack(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+
+	inspector := func(args ...string) map[string]any {
+		t.Helper()
+		base := []string{"--cli", st.MCPURL(), "--transport", "http",
+			"--header", "Authorization: Bearer " + st.Token(), "--format", "json", "--quiet"}
+		stdout, stderr, err := runNode(t, ctx, node, main, append(base, args...)...)
+		if err != nil {
+			t.Fatalf("inspector %v: %v\nstdout: %s\nstderr: %s", args, err, stdout, stderr)
+		}
+		// --format json prints one object, {"result": <the MCP result>}.
+		var v struct {
+			Result map[string]any `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &v); err != nil || v.Result == nil {
+			t.Fatalf("inspector %v: output is not one JSON object with a result: %v\n%s\nstderr: %s", args, err, stdout, stderr)
+		}
+		return v.Result
+	}
+
+	list := inspector("--method", "tools/list")
+	tools, _ := list["tools"].([]any)
+	names := map[string]bool{}
+	for _, tl := range tools {
+		if m, ok := tl.(map[string]any); ok {
+			names[fmt.Sprint(m["name"])] = true
+		}
+	}
+	for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete"}, conformance.Names()...) {
+		if !names[want] {
+			t.Errorf("tools/list through the Inspector lacks %s; got %v", want, names)
+		}
+	}
+
+	created := inspector("--method", "tools/call", "--tool-name", "broadcast_create",
+		"--tool-arg", "channel=inspector", "text=hello from the Inspector")
+	sc, _ := created["structuredContent"].(map[string]any)
+	if created["isError"] == true || sc == nil || sc["id"] == "" || sc["id"] == nil {
+		t.Fatalf("broadcast_create through the Inspector: %v", created)
+	}
+	got := inspector("--method", "tools/call", "--tool-name", "broadcast_get", "--tool-arg", "id="+fmt.Sprint(sc["id"]))
+	if b, _ := json.Marshal(got); got["isError"] == true || !strings.Contains(string(b), "hello from the Inspector") {
+		t.Fatalf("broadcast_get through the Inspector: %s", b)
+	}
+
+	// A fixture's image block reaches the client intact.
+	img := inspector("--method", "tools/call", "--tool-name", conformance.ToolImage)
+	content, _ := img["content"].([]any)
+	if len(content) != 1 || content[0].(map[string]any)["type"] != "image" || content[0].(map[string]any)["mimeType"] != "image/png" {
+		t.Fatalf("%s through the Inspector: %v", conformance.ToolImage, img)
+	}
+}
+
+// baseline is baseline.json: what the suite may fail without failing the
+// test. Keys are a scenario ("tools-call-with-progress") or one check of a
+// scenario ("server-stateless:sep-2575-server-declares-prompts-in-discover"),
+// as in the suite's own expected-failures files, so that excusing one check
+// does not stop the others from being enforced.
+type baseline struct {
+	// Requirements are the spec revisions whose requirement sets are run
+	// (conformance server --requirements <revision>), each at its own wire
+	// version: the gateway serves both eras.
+	Requirements []string         `json:"requirements"`
+	Expected     map[string]entry `json:"expected"`
+}
+
+type entry struct {
+	// Kind: "inapplicable" (needs what a tools-only stateless gateway in
+	// front of Lambda cannot have), "extension" (optional, not scored by the
+	// requirement set) or "gap" (applicable, not built yet: fix it).
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+func readBaseline(t *testing.T) baseline {
+	t.Helper()
+	b, err := os.ReadFile(baselineFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bl baseline
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&bl); err != nil {
+		t.Fatalf("%s: %v", baselineFile, err)
+	}
+	if len(bl.Requirements) == 0 {
+		t.Fatalf("%s names no requirement set", baselineFile)
+	}
+	for key, e := range bl.Expected {
+		if strings.TrimSpace(e.Reason) == "" {
+			t.Errorf("%s: %s has no reason", baselineFile, key)
+		}
+		switch e.Kind {
+		case "inapplicable", "extension", "gap":
+		default:
+			t.Errorf("%s: %s has kind %q, want inapplicable, extension or gap", baselineFile, key, e.Kind)
+		}
+	}
+	return bl
+}
+
+// check is one entry of a scenario's checks.json.
+type check struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// resultDir is the suite's directory name of one scenario run.
+var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z$`)
+
+// scenarioResults reads the suite's output directory: one directory per
+// scenario run, server-<scenario>-<timestamp>, each with checks.json.
+func scenarioResults(t *testing.T, dir string) map[string][]check {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]check{}
+	for _, f := range files {
+		m := resultDir.FindStringSubmatch(filepath.Base(filepath.Dir(f)))
+		if m == nil {
+			t.Fatalf("unexpected result directory %s: has the suite changed its layout?", f)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []check
+		if err := json.Unmarshal(b, &checks); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[m[1]] = append(out[m[1]], checks...)
+	}
+	return out
+}
+
+// TestConformanceSuite runs the official conformance suite's server scenarios
+// — the requirement set of each revision in the baseline — against the
+// fixtures behind the gateway and compares the outcome with the baseline: a
+// failure not in the baseline fails the test; a baselined scenario or check
+// that passes is reported so the baseline can shrink.
+func TestConformanceSuite(t *testing.T) {
+	node, main := requireNode(t, conformanceMain)
+	bl := readBaseline(t)
+	st := startStack(t)
+	url := openGateway(t, st)
+
+	used := map[string]bool{}
+	for _, rev := range bl.Requirements {
+		t.Run(rev, func(t *testing.T) {
+			out := t.TempDir()
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			stdout, stderr, err := runNode(t, ctx, node, main,
+				"server", "--url", url, "--requirements", rev, "--output-dir", out, "--timeout", "20000")
+			// A non-zero exit is expected while baselined scenarios fail;
+			// the checks decide.
+			results := scenarioResults(t, out)
+			if len(results) == 0 {
+				t.Fatalf("the conformance suite left no results (%v)\nstdout: %s\nstderr: %s", err, stdout, stderr)
+			}
+			var passed, partial, baselined []string
+			for _, name := range sortedKeys(results) {
+				whole, wholeListed := bl.Expected[name]
+				var unexpected []string
+				failedChecks := map[string]bool{}
+				for _, c := range results[name] {
+					if c.Status != "FAILURE" {
+						continue
+					}
+					failedChecks[c.ID] = true
+					if _, ok := bl.Expected[name+":"+c.ID]; ok {
+						used[name+":"+c.ID] = true
+						continue
+					}
+					if !wholeListed {
+						unexpected = append(unexpected, c.ID+": "+c.ErrorMessage)
+					}
+				}
+				switch {
+				case wholeListed && len(failedChecks) == 0:
+					t.Logf("scenario %s (%s) passes now: remove it from %s", name, whole.Kind, baselineFile)
+					passed = append(passed, name)
+				case wholeListed:
+					used[name] = true
+					baselined = append(baselined, name)
+				case len(unexpected) > 0:
+					t.Errorf("scenario %s fails and is not in %s:\n  %s", name, baselineFile, strings.Join(unexpected, "\n  "))
+				case len(failedChecks) > 0:
+					partial = append(partial, name)
+				default:
+					passed = append(passed, name)
+				}
+			}
+			applicable := len(results) - len(baselined)
+			t.Logf("conformance %s: %d passed / %d applicable / %d baselined (%d scenarios run; %d pass but for baselined checks: %s)",
+				rev, len(passed), applicable, len(baselined), len(results), len(partial), strings.Join(partial, ", "))
+			if testing.Verbose() {
+				t.Logf("passed: %s", strings.Join(passed, ", "))
+				t.Logf("baselined: %s", strings.Join(baselined, ", "))
+			}
+		})
+	}
+	// A key no run needed is stale, or a typo that excuses nothing.
+	for _, key := range sortedKeys(bl.Expected) {
+		if !used[key] {
+			t.Logf("%s: %s excused no failure in this run: remove it if it keeps passing", baselineFile, key)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
