@@ -153,7 +153,8 @@ func (e *emulator) remember() {
 	e.mu.Unlock()
 }
 
-// pids returns the emulator and every descendant seen, for Close and tests.
+// pids returns the emulator and every descendant seen, alive or not (for
+// reports and tests, never for signals).
 func (e *emulator) pids() []int {
 	e.remember()
 	e.mu.Lock()
@@ -166,12 +167,18 @@ func (e *emulator) pids() []int {
 }
 
 // kill ends the emulator and its bootstrap. The bootstrap runs in a
-// process group of its own (the RIE puts it there), so it is killed by pid.
+// process group of its own (the RIE puts it there), so it is killed by pid,
+// first, while it is still the emulator's child: a pid remembered from
+// earlier could by now belong to an unrelated process.
 func (e *emulator) kill() {
-	pids := e.pids()
-	_ = syscall.Kill(-pids[0], syscall.SIGKILL)
-	for _, p := range pids[1:] {
-		_ = syscall.Kill(p, syscall.SIGKILL)
+	pid := e.cmd.Process.Pid
+	select {
+	case <-e.exited:
+	default:
+		for _, p := range descendants(pid) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	select {
 	case <-e.exited:
