@@ -41,6 +41,7 @@ const (
 	ToolMixedContent     = "test_multiple_content_types"
 	ToolError            = "test_error_handling"
 	ToolJSONSchema2020   = "json_schema_2020_12_tool"
+	ToolHeaderParam      = "test_header_param"
 )
 
 // Texts the suite's scenario descriptions ask for.
@@ -166,6 +167,38 @@ func JSONSchema2020() *adapter.Tool {
 	})
 }
 
+// headerParamSchema mirrors its region argument into an Mcp-Param-Region
+// HTTP header (SEP-2243), so an HTTP layer can route on it without parsing
+// the body; the gateway (go-sdk) must check that header against the body.
+const headerParamSchema = `{
+  "type": "object",
+  "properties": {
+    "region": {"type": "string", "x-mcp-header": "Region", "description": "echoed back; also sent as the Mcp-Param-Region header"}
+  },
+  "required": ["region"],
+  "additionalProperties": false
+}`
+
+// HeaderParam echoes an argument that clients also send as a header.
+func HeaderParam() *adapter.Tool {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(headerParamSchema), &s); err != nil {
+		panic(fmt.Sprintf("conformance: %s schema: %v", ToolHeaderParam, err))
+	}
+	type in struct {
+		Region string `json:"region"`
+	}
+	return adapter.MustDefineContent(adapter.ToolDef[in, adapter.Content]{
+		Name:        ToolHeaderParam,
+		Description: "Echoes its region argument, which clients also send as the Mcp-Param-Region header.",
+		ReadOnly:    true,
+		InputSchema: &s,
+		Handler: func(_ context.Context, _ *adapter.Call, in in) (adapter.Content, error) {
+			return adapter.Content{Blocks: []adapter.Block{adapter.Text("region: " + in.Region)}}, nil
+		},
+	})
+}
+
 // constructors are the fixtures by tool name.
 var constructors = map[string]func() *adapter.Tool{
 	ToolSimpleText:       SimpleText,
@@ -175,6 +208,7 @@ var constructors = map[string]func() *adapter.Tool{
 	ToolMixedContent:     MixedContent,
 	ToolError:            Error,
 	ToolJSONSchema2020:   JSONSchema2020,
+	ToolHeaderParam:      HeaderParam,
 }
 
 // Names returns the fixtures' tool names, sorted.
