@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -482,6 +483,31 @@ func TestInvokeAPI(t *testing.T) {
 			if out.FunctionError != nil || !strings.Contains(string(out.Payload), `"mode":"ok"`) || aws.ToString(out.ExecutedVersion) != "$LATEST" {
 				t.Errorf("%s: %v %s %v", name, out.FunctionError, out.Payload, out.ExecutedVersion)
 			}
+		}
+	})
+	t.Run("client context reaches the function", func(t *testing.T) {
+		// The AgentCore Gateway format names the tool only in the client
+		// context, so an answer for broadcast_list proves it was forwarded.
+		cc, _ := json.Marshal(map[string]any{"custom": map[string]string{
+			"bedrockAgentCoreToolName":       "target___broadcast_list",
+			"bedrockAgentCoreAwsRequestId":   unique("req"),
+			"bedrockAgentCoreMcpMessageId":   "1",
+			"bedrockAgentCoreGatewayId":      "gw",
+			"bedrockAgentCoreTargetId":       "target",
+			"bedrockAgentCoreMessageVersion": "1.0",
+		}})
+		out, err := invoke("BroadcastListFunction", map[string]any{"channel": unique("empty")}, func(in *lambda.InvokeInput) {
+			in.ClientContext = aws.String(base64.StdEncoding.EncodeToString(cc))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(out.Payload, &res); err != nil || res.IsError || res.StructuredContent == nil {
+			t.Errorf("AgentCore-format answer %s (%v): want a CallToolResult of broadcast_list", out.Payload, err)
 		}
 	})
 	t.Run("unknown function", func(t *testing.T) {
