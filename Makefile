@@ -88,6 +88,7 @@ HOST_BIN_DIR ?= .local/bin
 
 .PHONY: build-host
 
+## local: the whole application on this machine, foreground (docs/local.md).
 local: deps
 	$(GO) build -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
 	exec $(HOST_BIN_DIR)/mcpfn-local

@@ -114,19 +114,19 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	// anything slow has been done.
 	mcpLn, err := net.Listen("tcp", cfg.MCPAddr)
 	if err != nil {
-		return nil, fmt.Errorf("localtest: MCP address: %w", err)
+		return nil, fmt.Errorf("localtest: MCP address (%s to move it): %w", EnvMCPAddr, err)
 	}
 	defer closeUnlessServed(mcpLn, &s.mcpSrv)
 	invokeLn, err := net.Listen("tcp", cfg.InvokeAddr)
 	if err != nil {
-		return nil, fmt.Errorf("localtest: Invoke API address: %w", err)
+		return nil, fmt.Errorf("localtest: Invoke API address (%s to move it): %w", EnvInvokeAddr, err)
 	}
 	defer closeUnlessServed(invokeLn, &s.invokeSrv)
 	s.invokeURL = "http://" + invokeLn.Addr().String()
 	s.mcpURL = "http://" + mcpLn.Addr().String() + "/mcp"
 
 	if s.xray, err = xraystandin.Listen(cfg.XRayAddr); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("localtest: X-Ray address (%s to move it): %w", EnvXRayAddr, err)
 	}
 	if s.xrayFile, err = os.Create(s.XRayPath()); err != nil {
 		return nil, fmt.Errorf("localtest: %w", err)
@@ -276,7 +276,7 @@ func (s *Stack) startDynamoDB(ctx context.Context) error {
 		}
 		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port})
 		if err != nil {
-			return err
+			return fmt.Errorf("%w\n(%s moves DynamoDB Local; %s uses a running DynamoDB instead)", err, EnvDynamoDBAddr, EnvDynamoDBEndpoint)
 		}
 		s.ddb, s.ddbURL = srv, srv.Endpoint()
 	}
