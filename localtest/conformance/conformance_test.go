@@ -359,12 +359,14 @@ func TestConformanceSuite(t *testing.T) {
 			if len(results) == 0 {
 				t.Fatalf("the conformance suite left no results (%v)\nstdout: %s\nstderr: %s", err, stdout, stderr)
 			}
-			var passed, partial, baselined []string
+			var passed, partial, vacuous, baselined []string
 			for _, name := range sortedKeys(results) {
 				whole, wholeListed := bl.Expected[name]
 				var unexpected []string
 				failedChecks := map[string]bool{}
+				succeeded := false
 				for _, c := range results[name] {
+					succeeded = succeeded || c.Status == "SUCCESS"
 					if c.Status != "FAILURE" {
 						continue
 					}
@@ -388,13 +390,21 @@ func TestConformanceSuite(t *testing.T) {
 					t.Errorf("scenario %s fails and is not in %s:\n  %s", name, baselineFile, strings.Join(unexpected, "\n  "))
 				case len(failedChecks) > 0:
 					partial = append(partial, name)
+				case !succeeded:
+					// Only skipped or informational checks: the
+					// scenario had nothing to exercise here, which is
+					// not a pass.
+					vacuous = append(vacuous, name)
+					for _, c := range results[name] {
+						t.Logf("%s: %s %s %s", name, c.ID, c.Status, c.ErrorMessage)
+					}
 				default:
 					passed = append(passed, name)
 				}
 			}
-			applicable := len(results) - len(baselined)
-			t.Logf("conformance %s: %d passed / %d applicable / %d baselined (%d scenarios run; %d pass but for baselined checks: %s)",
-				rev, len(passed), applicable, len(baselined), len(results), len(partial), strings.Join(partial, ", "))
+			applicable := len(results) - len(baselined) - len(vacuous)
+			t.Logf("conformance %s: %d passed / %d applicable / %d baselined (%d scenarios run; passing but for baselined checks: %s; nothing exercised: %s)",
+				rev, len(passed), applicable, len(baselined), len(results), strings.Join(partial, ", "), strings.Join(vacuous, ", "))
 			if testing.Verbose() {
 				t.Logf("passed: %s", strings.Join(passed, ", "))
 				t.Logf("baselined: %s", strings.Join(baselined, ", "))
