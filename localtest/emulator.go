@@ -24,8 +24,8 @@ type emulator struct {
 	cmd     *exec.Cmd
 	started time.Time
 	exited  chan struct{}
-	// pids of the emulator's descendants seen while it ran (the bootstrap),
-	// so Close can kill them after the emulator itself is gone.
+	// pids of the emulator's descendants seen while it ran (its
+	// bootstraps, one per init), for Stack.Processes and PeakRSS.
 	mu   sync.Mutex
 	seen map[int]bool
 }

@@ -80,7 +80,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		lambdaError(w, http.StatusServiceUnavailable, "ServiceException", "Service", "the local stack could not start an execution environment: "+err.Error())
+		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the local stack could not start an execution environment: "+err.Error())
 		return
 	}
 	defer fn.release(e)
@@ -95,7 +95,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The emulator itself failed: its environment is gone for good.
 		go e.kill()
-		lambdaError(w, http.StatusBadGateway, "ServiceException", "Service", "the execution environment failed: "+err.Error())
+		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the execution environment failed: "+err.Error())
 		return
 	}
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
@@ -104,7 +104,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Amz-Function-Error", kind)
 		out = payload
 	} else if resp.StatusCode != http.StatusOK {
-		lambdaError(w, http.StatusBadGateway, "ServiceException", "Service", fmt.Sprintf("the emulator answered HTTP %d: %.200s", resp.StatusCode, out))
+		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", fmt.Sprintf("the emulator answered HTTP %d: %.200s", resp.StatusCode, out))
 		return
 	}
 	w.WriteHeader(http.StatusOK)
