@@ -79,8 +79,8 @@ type Config struct {
 	// ExtraTools join the gateway's catalog (handlers.Catalog()).
 	ExtraTools []*adapter.Tool
 
-	// Stdout receives the stack's progress lines (and DynamoDB Local's
-	// output is not copied there). Nil discards them.
+	// Stdout receives the stack's progress lines; nil discards them.
+	// Components log to files under Dir/logs instead.
 	Stdout io.Writer
 }
 

@@ -67,6 +67,7 @@ type Stack struct {
 	mcpSrv    *http.Server
 	mcpURL    string
 	gwLog     *os.File
+	ddbLog    *os.File
 
 	closeOnce sync.Once
 	closeErr  error
@@ -274,7 +275,10 @@ func (s *Stack) startDynamoDB(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("localtest: DynamoDB address %q: %w", s.cfg.DynamoDBAddr, err)
 		}
-		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port})
+		if s.ddbLog, err = os.OpenFile(s.LogPath("DynamoDBLocal"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644); err != nil {
+			return fmt.Errorf("localtest: %w", err)
+		}
+		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port, Stdout: s.ddbLog})
 		if err != nil {
 			return fmt.Errorf("%w\n(%s moves DynamoDB Local; %s uses a running DynamoDB instead)", err, EnvDynamoDBAddr, EnvDynamoDBEndpoint)
 		}
@@ -665,7 +669,7 @@ func (s *Stack) Close() error {
 				_ = f.log.Close()
 			}
 		}
-		for _, f := range []*os.File{s.xrayFile, s.gwLog} {
+		for _, f := range []*os.File{s.xrayFile, s.gwLog, s.ddbLog} {
 			if f != nil {
 				_ = f.Close()
 			}
