@@ -116,9 +116,11 @@ func startStack(t *testing.T) *localtest.Stack {
 		defer cancel()
 		stack, stackErr = localtest.Start(ctx, localtest.Config{
 			Dir: dir,
-			// Shared with the other end-to-end tests, so go build's
-			// up-to-date check skips relinking between packages and runs.
-			BinDir:         filepath.Join(root, ".local", "testbin"),
+			// Kept between runs (go build's up-to-date check then skips
+			// relinking), but not shared with localtest's own tests: go test
+			// runs packages in parallel, and two stacks building the same
+			// binary at once could overwrite one the other is running.
+			BinDir:         filepath.Join(root, ".local", "testbin-conformance"),
 			MCPAddr:        "127.0.0.1:0",
 			InvokeAddr:     "127.0.0.1:0",
 			DynamoDBAddr:   "127.0.0.1:0",
