@@ -41,6 +41,7 @@ var (
 	stackOnce sync.Once
 	stack     *localtest.Stack
 	stackErr  error
+	stackDir  string // the stack's files (logs, xray.jsonl); removed after the run
 )
 
 func TestMain(m *testing.M) {
@@ -49,6 +50,13 @@ func TestMain(m *testing.M) {
 		if err := stack.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "closing the stack:", err)
 			code = max(code, 1)
+		}
+	}
+	if stackDir != "" {
+		if code == 0 {
+			os.RemoveAll(stackDir)
+		} else {
+			fmt.Fprintln(os.Stderr, "the stack's logs are kept in", stackDir)
 		}
 	}
 	os.Exit(code)
@@ -105,17 +113,18 @@ func functionName(tool string) string { return "Conformance_" + tool }
 // beside the demo's tools; TestMain closes it.
 func startStack(t *testing.T) *localtest.Stack {
 	t.Helper()
+	root := repoRoot(t) // outside Do: a Fatal inside would leave the Once done and no stack
 	stackOnce.Do(func() {
-		root := repoRoot(t)
 		dir, err := os.MkdirTemp("", "mcpfn-conformance-")
 		if err != nil {
 			stackErr = err
 			return
 		}
+		stackDir = dir
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		stack, stackErr = localtest.Start(ctx, localtest.Config{
-			Dir: dir,
+			Dir: stackDir,
 			// Kept between runs (go build's up-to-date check then skips
 			// relinking), but not shared with localtest's own tests: go test
 			// runs packages in parallel, and two stacks building the same
