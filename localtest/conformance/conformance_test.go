@@ -226,17 +226,21 @@ func TestInspectorCLI(t *testing.T) {
 		return v.Result
 	}
 
-	list := inspector("--method", "tools/list")
-	tools, _ := list["tools"].([]any)
-	names := map[string]bool{}
-	for _, tl := range tools {
-		if m, ok := tl.(map[string]any); ok {
-			names[fmt.Sprint(m["name"])] = true
+	// Both eras: the Inspector's ad-hoc default (legacy: initialize
+	// handshake) and 2026-07-28 (stateless, per-request _meta).
+	for _, era := range []string{"legacy", "modern"} {
+		list := inspector("--protocol-era", era, "--method", "tools/list")
+		tools, _ := list["tools"].([]any)
+		names := map[string]bool{}
+		for _, tl := range tools {
+			if m, ok := tl.(map[string]any); ok {
+				names[fmt.Sprint(m["name"])] = true
+			}
 		}
-	}
-	for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete"}, conformance.Names()...) {
-		if !names[want] {
-			t.Errorf("tools/list through the Inspector lacks %s; got %v", want, names)
+		for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete"}, conformance.Names()...) {
+			if !names[want] {
+				t.Errorf("tools/list (%s era) through the Inspector lacks %s; got %v", era, want, names)
+			}
 		}
 	}
 
@@ -246,7 +250,7 @@ func TestInspectorCLI(t *testing.T) {
 	if created["isError"] == true || sc == nil || sc["id"] == "" || sc["id"] == nil {
 		t.Fatalf("broadcast_create through the Inspector: %v", created)
 	}
-	got := inspector("--method", "tools/call", "--tool-name", "broadcast_get", "--tool-arg", "id="+fmt.Sprint(sc["id"]))
+	got := inspector("--protocol-era", "modern", "--method", "tools/call", "--tool-name", "broadcast_get", "--tool-arg", "id="+fmt.Sprint(sc["id"]))
 	if b, _ := json.Marshal(got); got["isError"] == true || !strings.Contains(string(b), "hello from the Inspector") {
 		t.Fatalf("broadcast_get through the Inspector: %s", b)
 	}
