@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -155,6 +156,13 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 	for _, name := range conformance.Names() {
 		fns[name] = functionName(name)
 	}
+	// The SDK logs each removed-in-2026 method the suite probes at ERROR;
+	// keep that beside the stack's other logs instead of in the test output.
+	logFile, err := os.Create(filepath.Join(stackDir, "logs", "conformance-gateway.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
 	gw, err := gateway.New(gateway.Config{
 		Tools:     conformance.Catalog(),
 		Functions: fns,
@@ -165,6 +173,7 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 			Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 		}),
 		ServerName: "mcpfn-conformance",
+		Logger:     slog.New(slog.NewJSONHandler(logFile, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
