@@ -15,7 +15,8 @@
 //     invocation and the Lambda context only, and runs the hook chain
 //     ([Hooks], hooks.go) in the call's own context;
 //   - validate.go: checks the arguments against the input schema;
-//   - result.go: builds the MCP CallToolResult, checking the output schema;
+//   - result.go: builds the MCP CallToolResult, checking the output schema
+//     (content.go: outputs made of content blocks — images, audio, resources);
 //   - errors.go: the [Error] a caller sees, and the scrubbing of everything else;
 //   - audit.go: turns the call into an audit row for an [Recorder].
 //
