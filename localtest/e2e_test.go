@@ -64,7 +64,6 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := testConfig(dir)
@@ -81,6 +80,12 @@ func run(m *testing.M) int {
 	if err := stack.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "closing the stack:", err)
 		code = max(code, 1)
+	}
+	if code != 0 {
+		// The functions' and the gateway's logs say why.
+		fmt.Fprintln(os.Stderr, "localtest: the failed run's logs and segments are kept in", dir)
+	} else {
+		os.RemoveAll(dir)
 	}
 	return code
 }

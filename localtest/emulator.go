@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -172,10 +173,12 @@ func (e *emulator) pids() []int {
 // earlier could by now belong to an unrelated process.
 func (e *emulator) kill() {
 	pid := e.cmd.Process.Pid
+	var killed []int
 	select {
 	case <-e.exited:
 	default:
-		for _, p := range descendants(pid) {
+		killed = descendants(pid)
+		for _, p := range killed {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
@@ -183,6 +186,14 @@ func (e *emulator) kill() {
 	select {
 	case <-e.exited:
 	case <-time.After(5 * time.Second):
+	}
+	// SIGKILL is delivered asynchronously and the bootstraps are not our
+	// children (nobody here waits for them): wait until they are gone, so
+	// that "Close returned" means "no process left".
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if !slices.ContainsFunc(killed, alive) {
+			return
+		}
 	}
 }
 

@@ -80,6 +80,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		rt.s.logRouter("function", name, "requestId", reqID, "error", "starting an emulator: "+err.Error())
 		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the local stack could not start an execution environment: "+err.Error())
 		return
 	}
@@ -95,6 +96,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The emulator itself failed: its environment is gone for good.
 		go e.kill()
+		rt.s.logRouter("function", name, "requestId", reqID, "emulator", e.url, "error", "invoking: "+err.Error())
 		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the execution environment failed: "+err.Error())
 		return
 	}
@@ -104,7 +106,9 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Amz-Function-Error", kind)
 		out = payload
 	} else if resp.StatusCode != http.StatusOK {
-		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", fmt.Sprintf("the emulator answered HTTP %d: %.200s", resp.StatusCode, out))
+		msg := fmt.Sprintf("the emulator answered HTTP %d: %.200s", resp.StatusCode, out)
+		rt.s.logRouter("function", name, "requestId", reqID, "emulator", e.url, "error", msg)
+		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", msg)
 		return
 	}
 	w.WriteHeader(http.StatusOK)

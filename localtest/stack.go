@@ -68,6 +68,10 @@ type Stack struct {
 	mcpURL    string
 	gwLog     *os.File
 	ddbLog    *os.File
+	// routerLog records what the Invoke API answered with a
+	// ServiceException and why (logs/InvokeAPI.log).
+	routerLog *slog.Logger
+	routerF   *os.File
 
 	closeOnce sync.Once
 	closeErr  error
@@ -230,6 +234,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.logf("%d emulators per function warm (%v)", cfg.PoolSize, time.Since(warmStart).Round(time.Millisecond))
 
+	if s.routerF, err = os.OpenFile(s.LogPath("InvokeAPI"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		return nil, fmt.Errorf("localtest: %w", err)
+	}
+	s.routerLog = slog.New(slog.NewJSONHandler(s.routerF, nil))
 	s.invokeSrv = &http.Server{Handler: router{s}, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.invokeSrv.Serve(invokeLn) }()
 
@@ -247,6 +255,10 @@ func closeUnlessServed(ln net.Listener, srv **http.Server) {
 	if *srv == nil {
 		ln.Close()
 	}
+}
+
+func (s *Stack) logRouter(args ...any) {
+	s.routerLog.Warn("mcpfn-local: Invoke API failure", args...)
 }
 
 func (s *Stack) logf(format string, args ...any) {
@@ -669,7 +681,7 @@ func (s *Stack) Close() error {
 				_ = f.log.Close()
 			}
 		}
-		for _, f := range []*os.File{s.xrayFile, s.gwLog, s.ddbLog} {
+		for _, f := range []*os.File{s.xrayFile, s.gwLog, s.ddbLog, s.routerF} {
 			if f != nil {
 				_ = f.Close()
 			}
