@@ -81,9 +81,7 @@ func (s *Stack) spawnEmulator(ctx context.Context, fn *function, port, apiPort i
 	s.track(e)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
+		if listening(cmd.Process.Pid, port) {
 			return e, nil
 		}
 		select {

@@ -1,6 +1,7 @@
 package localtest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,4 +75,40 @@ func alive(pid int) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
+}
+
+// listening reports whether process pid itself listens on 127.0.0.1:port.
+// A successful connect is not enough: the port was free when probed, but
+// until the emulator binds it, another process (another stack's emulator
+// probing at the same moment) can bind it first, and a connect would then
+// reach that process. So the listening socket's inode, from /proc/net/tcp,
+// must be among pid's open files.
+func listening(pid, port int) bool {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false
+	}
+	want := fmt.Sprintf("0100007F:%04X", port)
+	inode := ""
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == want && f[3] == "0A" { // 0A: LISTEN
+			inode = f[9]
+			break
+		}
+	}
+	if inode == "" {
+		return false
+	}
+	fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		return false
+	}
+	target := "socket:[" + inode + "]"
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name()); err == nil && l == target {
+			return true
+		}
+	}
+	return false
 }

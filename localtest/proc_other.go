@@ -2,7 +2,12 @@
 
 package localtest
 
-import "syscall"
+import (
+	"net"
+	"strconv"
+	"syscall"
+	"time"
+)
 
 // Outside Linux there is neither a parent-death signal nor /proc: Close
 // still kills each emulator's process group, but a SIGKILLed stack can leave
@@ -15,3 +20,14 @@ func descendants(int) []int { return nil }
 func peakRSS(int) int64 { return 0 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// listening falls back to a connect: without /proc the listener's owner
+// cannot be checked.
+func listening(_ int, port int) bool {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
