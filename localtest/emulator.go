@@ -80,6 +80,9 @@ func (s *Stack) spawnEmulator(ctx context.Context, fn *function, port, apiPort i
 	e.started = time.Now()
 	s.track(e)
 	deadline := time.Now().Add(10 * time.Second)
+	// Poll fast at first: the emulator usually listens within milliseconds,
+	// and this wait is part of every cold start the router serves.
+	poll := time.Millisecond
 	for {
 		if listening(cmd.Process.Pid, port) {
 			return e, nil
@@ -90,8 +93,9 @@ func (s *Stack) spawnEmulator(ctx context.Context, fn *function, port, apiPort i
 		case <-ctx.Done():
 			e.kill()
 			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(poll):
 		}
+		poll = min(2*poll, 20*time.Millisecond)
 		if time.Now().After(deadline) {
 			e.kill()
 			return nil, fmt.Errorf("localtest: the emulator of %s did not listen on %s within 10s", fn.spec.Name, addr)
