@@ -24,4 +24,8 @@
 // wiring is the deployed wiring. docs/local.md is the user guide and
 // docs/decisions/0011-local-stack-shape.md records why the stack is shaped
 // this way.
+//
+// It is built for Linux, where /proc and the parent-death signal make sure
+// no process outlives the stack; other Unix systems work on a best-effort
+// basis (see proc_other.go), Windows not at all (the emulator is Unix-only).
 package localtest
