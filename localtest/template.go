@@ -225,6 +225,11 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 		if err != nil {
 			return nil, err
 		}
+		for k, v := range n.loggingEnv(id) {
+			if _, set := env[k]; !set {
+				env[k] = v
+			}
+		}
 		tool := toolOf[id]
 		pkg := tool
 		if pkg == "" {
@@ -270,10 +275,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// globalEnvironment is Globals.Function.Environment.Variables, resolved.
+// globalEnvironment is Globals.Function.Environment.Variables, resolved,
+// with the Globals LoggingConfig variables Lambda would set.
 func (n *localNames) globalEnvironment() (map[string]string, error) {
 	g, _ := n.t.Globals["Function"].(map[string]any)
-	out := map[string]string{}
+	out := n.loggingEnv("")
 	for k, v := range envVars(g) {
 		s, err := n.value(v)
 		if err != nil {
@@ -282,4 +288,31 @@ func (n *localNames) globalEnvironment() (map[string]string, error) {
 		out[k] = strings.TrimSpace(s)
 	}
 	return out, nil
+}
+
+// loggingEnv is what Lambda sets from a function's LoggingConfig (its own,
+// else Globals'): AWS_LAMBDA_LOG_FORMAT, and with JSON the application log
+// level. aws-lambda-go's lambdacontext logger reads both. logicalID "" reads
+// Globals only.
+func (n *localNames) loggingEnv(logicalID string) map[string]string {
+	var cfg map[string]any
+	if r, ok := n.t.Resource(logicalID); ok {
+		cfg, _ = r.Properties["LoggingConfig"].(map[string]any)
+	}
+	if cfg == nil {
+		g, _ := n.t.Globals["Function"].(map[string]any)
+		cfg, _ = g["LoggingConfig"].(map[string]any)
+	}
+	out := map[string]string{}
+	format, _ := n.value(cfg["LogFormat"])
+	if format == "" {
+		return out
+	}
+	out["AWS_LAMBDA_LOG_FORMAT"] = format
+	if format == "JSON" {
+		if level, _ := n.value(cfg["ApplicationLogLevel"]); level != "" {
+			out["AWS_LAMBDA_LOG_LEVEL"] = level
+		}
+	}
+	return out
 }

@@ -45,6 +45,9 @@ func TestTemplateFunctions(t *testing.T) {
 		if s.Env["MCPFN_AUDIT_TABLE"] != "AuditTable" || s.Env["MCPFN_BROADCASTS_TABLE"] != "BroadcastsTable" || s.Env["MCPFN_AUDIT_RETENTION_DAYS"] != "90" {
 			t.Errorf("%s environment %v", s.Name, s.Env)
 		}
+		if s.Env["AWS_LAMBDA_LOG_FORMAT"] != "JSON" {
+			t.Errorf("%s: AWS_LAMBDA_LOG_FORMAT %q, want the template's LoggingConfig (JSON)", s.Name, s.Env["AWS_LAMBDA_LOG_FORMAT"])
+		}
 		if s.Timeout != 10 || s.MemorySize != 256 {
 			t.Errorf("%s timeout %d memory %d, want the template's 10 s and 256 MB", s.Name, s.Timeout, s.MemorySize)
 		}
