@@ -239,8 +239,15 @@ func checkSpans(t *testing.T, rows []audit.Row) {
 			if s.ParentID != r.ParentSpanID {
 				problems = append(problems, fmt.Sprintf("row %s (%s): segment parent %s, row parent %s", r.CallID, r.Tool, s.ParentID, r.ParentSpanID))
 			}
-			if _, ok := segs[r.TraceID+"/"+r.ParentSpanID]; !ok {
+			fwd, ok := segs[r.TraceID+"/"+r.ParentSpanID]
+			if !ok {
 				problems = append(problems, fmt.Sprintf("row %s (%s): parent span %s is no segment of trace %s", r.CallID, r.Tool, r.ParentSpanID, r.TraceID))
+				continue
+			}
+			// The forward subsegment hangs off the gateway function's
+			// segment, the root of the trace, as under Lambda's tracing.
+			if root, ok := segs[r.TraceID+"/"+fwd.ParentID]; !ok || root.Name != "GatewayFunction" || root.ParentID != "" {
+				problems = append(problems, fmt.Sprintf("row %s (%s): the gateway's subsegment %s has parent %q, want the GatewayFunction root segment", r.CallID, r.Tool, fwd.ID, fwd.ParentID))
 			}
 		}
 		if len(problems) == 0 || time.Now().After(deadline) {
