@@ -152,10 +152,13 @@ type Config struct {
 // ConfigFromEnv reads the MCPFN_* environment (see the Env* constants). It
 // leaves Tools empty: the caller sets the catalog.
 func ConfigFromEnv() (Config, error) {
-	return configFrom(os.Getenv)
+	return ConfigFrom(os.Getenv)
 }
 
-func configFrom(getenv func(string) string) (Config, error) {
+// ConfigFrom is ConfigFromEnv over any variable source: the local stack
+// reads the gateway's variables from template.yaml through it, so local and
+// deployed configuration are parsed by one piece of code.
+func ConfigFrom(getenv func(string) string) (Config, error) {
 	var errs []error
 	cfg := Config{
 		Auth:           AuthMode(strings.ToLower(strings.TrimSpace(getenv(EnvAuthMode)))),

@@ -155,7 +155,7 @@ func TestConfigFromEnv(t *testing.T) {
 		EnvInvokeTimeout:  "12s",
 		EnvMaxBodyBytes:   "2048",
 	}
-	cfg, err := configFrom(func(k string) string { return env[k] })
+	cfg, err := ConfigFrom(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
-			cfg, err := configFrom(func(k string) string { return b.env[k] })
+			cfg, err := ConfigFrom(func(k string) string { return b.env[k] })
 			if err == nil {
 				cfg.Tools = []*adapter.Tool{cat.echo}
 				err = cfg.check()

@@ -466,81 +466,44 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 }
 
 // gatewayConfig turns the GatewayFunction's template environment into a
-// gateway.Config. Every MCPFN_ variable the template sets must be one this
-// function knows how to apply, so a variable added to the template fails
-// the local stack loudly instead of being silently ignored (local and
-// deployed must not drift). Auth is always jwt against the local issuer.
+// gateway.Config with the gateway's own parser (gateway.ConfigFrom), after
+// replacing what only makes sense deployed: auth is jwt against the local
+// issuer, the host is the loopback listener, and the tool → function map is
+// applied by the caller. Every MCPFN_ variable the template sets must be one
+// the gateway knows, so a variable added to the template fails the local
+// stack loudly instead of being silently ignored (local and deployed must
+// not drift).
 func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
-	cfg := gateway.Config{
-		Auth: gateway.AuthJWT,
-		JWT: gateway.JWTConfig{
-			Issuer:   s.iss.url,
-			Audience: Audience,
-			JWKSURL:  s.iss.jwksURL(),
-		},
+	known := map[string]bool{
+		gateway.EnvToolFunctions: true, gateway.EnvAuthMode: true, gateway.EnvJWTIssuer: true,
+		gateway.EnvJWTAudience: true, gateway.EnvJWTJWKSURL: true, gateway.EnvIAMScopes: true,
+		gateway.EnvAllowedHosts: true, gateway.EnvAllowedOrigins: true, gateway.EnvResourceURL: true,
+		gateway.EnvInvokeTimeout: true, gateway.EnvMaxBodyBytes: true, gateway.EnvInvokeAttempts: true,
+		gateway.EnvMaxBatch: true, gateway.EnvMCPPath: true, gateway.EnvListenAddr: true,
+		// Globals meant for the tool functions; the gateway writes no
+		// audit rows.
+		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
 	}
 	var errs []error
+	local := make(map[string]string, len(env))
 	for _, k := range sortedKeys(env) {
-		v := env[k]
-		switch k {
-		case gateway.EnvToolFunctions:
-			// Applied by the caller, with the fixtures added.
-		case gateway.EnvAuthMode, gateway.EnvJWTIssuer, gateway.EnvJWTAudience, gateway.EnvJWTJWKSURL, gateway.EnvIAMScopes:
-			// Replaced by the local issuer (jwt).
-		case audit.EnvTable, audit.EnvRetentionDays, audit.EnvEntityDimension:
-			// Globals meant for the tool functions; the gateway writes
-			// no audit rows.
-		case gateway.EnvInvokeTimeout:
-			if v == "" {
-				continue
-			}
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", k, v, err))
-			}
-			cfg.InvokeTimeout = d
-		case gateway.EnvMaxBodyBytes, gateway.EnvInvokeAttempts, gateway.EnvMaxBatch:
-			if v == "" {
-				continue
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", k, v, err))
-			}
-			switch k {
-			case gateway.EnvMaxBodyBytes:
-				cfg.MaxBodyBytes = int64(n)
-			case gateway.EnvInvokeAttempts:
-				cfg.InvokeAttempts = n
-			default:
-				cfg.MaxBatch = n
-			}
-		case gateway.EnvAllowedOrigins:
-			cfg.AllowedOrigins = splitComma(v)
-		case gateway.EnvMCPPath:
-			if v != "" && v != "/mcp" {
-				errs = append(errs, fmt.Errorf("%s=%q: the local stack serves /mcp (DESIGN.md §5)", k, v))
-			}
-		case gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr:
-			// Deployment facts (the Function URL's host); locally the
-			// listener's loopback address is the host.
-		default:
-			if strings.HasPrefix(k, "MCPFN_") {
-				errs = append(errs, fmt.Errorf("localtest: template.yaml sets %s on the gateway and the local stack does not know how to apply it; teach localtest/stack.go gatewayConfig", k))
-			}
+		if strings.HasPrefix(k, "MCPFN_") && !known[k] {
+			errs = append(errs, fmt.Errorf("localtest: template.yaml sets %s on the gateway and the local stack does not know how to apply it; teach localtest/stack.go gatewayConfig", k))
 		}
+		local[k] = env[k]
 	}
-	return cfg, errors.Join(errs...)
-}
-
-func splitComma(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
+	if p := local[gateway.EnvMCPPath]; p != "" && p != "/mcp" {
+		errs = append(errs, fmt.Errorf("%s=%q: the local stack serves /mcp (DESIGN.md §5)", gateway.EnvMCPPath, p))
 	}
-	return out
+	local[gateway.EnvAuthMode] = string(gateway.AuthJWT)
+	local[gateway.EnvJWTIssuer] = s.iss.url
+	local[gateway.EnvJWTAudience] = Audience
+	local[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
+	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath} {
+		delete(local, k)
+	}
+	cfg, err := gateway.ConfigFrom(func(k string) string { return local[k] })
+	return cfg, errors.Join(append(errs, err)...)
 }
 
 // MCPURL is the gateway's MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
