@@ -173,11 +173,16 @@ func rowSummary(r Row) string {
 	return s
 }
 
-// WriteRows prints rows one per line, in the given order.
+// WriteRows prints rows one per line, in the given order. Outside a trace
+// tree each line also names its trace, the key to `mcpfn-audit trace`.
 func WriteRows(w io.Writer, rows []Row) error {
 	var b strings.Builder
 	for _, r := range rows {
-		b.WriteString(rowSummary(r) + "\n")
+		b.WriteString(rowSummary(r))
+		if r.TraceID != "" {
+			b.WriteString(" trace=" + r.TraceID)
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
