@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,19 +22,23 @@ const (
 	typeFunction = "AWS::Serverless::Function"
 )
 
-// localNames maps the template's resources to their local names and
-// resolves intrinsic functions against them: !Ref of a table or function is
-// its local name, !GetAtt X.Arn a local ARN, !Ref of a parameter its Default,
-// and !Sub both.
+// localNames maps the template's resources to their local names, and
+// resolves intrinsic functions against them with samtemplate's resolver: !Ref
+// of a table or function is its local name, !GetAtt X.Arn a local ARN, !Ref
+// of a parameter its Default.
 type localNames struct {
 	t      *samtemplate.Template
 	tables map[string]string // logical ID → local table name
+	vals   samtemplate.Values
 }
 
 // newLocalNames names tables after their logical IDs, with a random suffix
 // when the DynamoDB endpoint is shared with other stacks.
 func newLocalNames(t *samtemplate.Template, unique bool) *localNames {
-	n := &localNames{t: t, tables: map[string]string{}}
+	n := &localNames{t: t, tables: map[string]string{}, vals: samtemplate.Values{
+		Refs:  map[string]string{"AWS::Region": localRegion, "AWS::AccountId": localAccount},
+		Attrs: map[string]string{},
+	}}
 	suffix := ""
 	if unique {
 		var b [4]byte
@@ -46,146 +48,35 @@ func newLocalNames(t *samtemplate.Template, unique bool) *localNames {
 	for _, typ := range []string{samtemplate.TypeDynamoDBTable, samtemplate.TypeSimpleTable} {
 		for _, id := range t.LogicalIDs(typ) {
 			n.tables[id] = id + suffix
+			n.vals.Refs[id] = id + suffix
+			n.vals.Attrs[id+".Arn"] = "arn:aws:dynamodb:" + localRegion + ":" + localAccount + ":table/" + id + suffix
 		}
+	}
+	for _, id := range t.LogicalIDs(typeFunction) {
+		n.vals.Refs[id] = id
+		n.vals.Attrs[id+".Arn"] = functionARN(id)
 	}
 	return n
-}
-
-// ref is what !Ref (attr "") or !GetAtt (attr set) of a logical ID
-// resolves to locally.
-func (n *localNames) ref(id, attr string) (string, error) {
-	if name, ok := n.tables[id]; ok {
-		switch attr {
-		case "":
-			return name, nil
-		case "Arn":
-			return "arn:aws:dynamodb:" + localRegion + ":" + localAccount + ":table/" + name, nil
-		}
-		return "", fmt.Errorf("attribute %s of table %s has no local value", attr, id)
-	}
-	if r, ok := n.t.Resource(id); ok && r.Type == typeFunction {
-		switch attr {
-		case "":
-			return id, nil
-		case "Arn":
-			return functionARN(id), nil
-		}
-		return "", fmt.Errorf("attribute %s of function %s has no local value", attr, id)
-	}
-	if attr == "" {
-		switch id {
-		case "AWS::Region":
-			return localRegion, nil
-		case "AWS::AccountId":
-			return localAccount, nil
-		case "AWS::Partition":
-			return "aws", nil
-		case "AWS::StackName":
-			return "mcpfn-local", nil
-		case "AWS::URLSuffix":
-			return "amazonaws.com", nil
-		}
-		if d, ok := n.t.ParameterDefault(id); ok {
-			return scalar(d), nil
-		}
-		if _, ok := n.t.Parameters[id]; ok {
-			return "", fmt.Errorf("parameter %s has no Default", id)
-		}
-	}
-	return "", fmt.Errorf("no local value for %s%s", id, map[bool]string{true: "." + attr}[attr != ""])
 }
 
 func functionARN(name string) string {
 	return "arn:aws:lambda:" + localRegion + ":" + localAccount + ":function:" + name
 }
 
-var subVar = regexp.MustCompile(`\$\{([^}!][^}]*)\}`)
-
 // value resolves v (a literal or an intrinsic in long form) to a string.
-func (n *localNames) value(v any) (string, error) {
-	fn, arg, ok := samtemplate.Intrinsic(v)
-	if !ok {
-		if _, isMap := v.(map[string]any); isMap {
-			return "", fmt.Errorf("unsupported value %v", v)
-		}
-		return scalar(v), nil
-	}
-	switch fn {
-	case "Ref":
-		id, _ := arg.(string)
-		return n.ref(id, "")
-	case "Fn::GetAtt":
-		parts, _ := arg.([]any)
-		if len(parts) != 2 {
-			return "", fmt.Errorf("malformed Fn::GetAtt %v", arg)
-		}
-		return n.ref(scalar(parts[0]), scalar(parts[1]))
-	case "Fn::Sub":
-		s, ok := arg.(string)
-		if !ok {
-			// The two-argument form with its own variable map is not
-			// used by the template; fail loudly rather than guess.
-			return "", fmt.Errorf("Fn::Sub with a variable map is not supported locally")
-		}
-		var err error
-		out := subVar.ReplaceAllStringFunc(s, func(m string) string {
-			name := m[2 : len(m)-1]
-			id, attr, _ := strings.Cut(name, ".")
-			if strings.HasPrefix(name, "AWS::") {
-				id, attr = name, ""
-			}
-			r, e := n.ref(id, attr)
-			if e != nil && err == nil {
-				err = e
-			}
-			return r
-		})
-		// ${!Literal} is Sub's escape for a literal ${Literal}.
-		out = strings.ReplaceAll(out, "${!", "${")
-		return out, err
-	}
-	return "", fmt.Errorf("intrinsic %s is not supported locally", fn)
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case nil:
-		return ""
-	}
-	return fmt.Sprint(v)
-}
+func (n *localNames) value(v any) (string, error) { return n.t.ResolveString(v, n.vals) }
 
 // environment returns the resolved Environment.Variables of a function:
 // Globals first, the function's own on top, as SAM merges them.
 func (n *localNames) environment(logicalID string) (map[string]string, error) {
-	r, ok := n.t.Resource(logicalID)
-	if !ok {
-		return nil, fmt.Errorf("template.yaml has no resource %s", logicalID)
+	env, err := n.t.FunctionEnvironment(logicalID, n.vals)
+	if err != nil {
+		return nil, err
 	}
-	raw := map[string]any{}
-	if g, ok := n.t.Globals["Function"].(map[string]any); ok {
-		maps.Copy(raw, envVars(g))
+	for k, v := range env {
+		env[k] = strings.TrimSpace(v)
 	}
-	maps.Copy(raw, envVars(r.Properties))
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		s, err := n.value(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: environment variable %s: %w", logicalID, k, err)
-		}
-		out[k] = strings.TrimSpace(s)
-	}
-	return out, nil
-}
-
-func envVars(props map[string]any) map[string]any {
-	env, _ := props["Environment"].(map[string]any)
-	vars, _ := env["Variables"].(map[string]any)
-	return vars
+	return env, nil
 }
 
 // intProperty returns a function's numeric property (Timeout, MemorySize),
@@ -280,7 +171,9 @@ func sortedKeys[V any](m map[string]V) []string {
 func (n *localNames) globalEnvironment() (map[string]string, error) {
 	g, _ := n.t.Globals["Function"].(map[string]any)
 	out := n.loggingEnv("")
-	for k, v := range envVars(g) {
+	env, _ := g["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	for k, v := range vars {
 		s, err := n.value(v)
 		if err != nil {
 			return nil, fmt.Errorf("template Globals: environment variable %s: %w", k, err)

@@ -241,6 +241,21 @@ func (t *Template) intrinsic(fn string, arg any, vals Values, depth int) (any, e
 	return nil, fmt.Errorf("%s: not evaluated locally", fn)
 }
 
+// ResolveString is Resolve for a value that must end up a scalar (an
+// environment variable, a property such as Timeout), rendered as
+// CloudFormation passes it on.
+func (t *Template) ResolveString(v any, vals Values) (string, error) {
+	out, err := t.Resolve(v, vals)
+	if err != nil {
+		return "", err
+	}
+	switch out.(type) {
+	case map[string]any, []any:
+		return "", fmt.Errorf("samtemplate: %v resolves to %v, not a scalar", v, out)
+	}
+	return scalarString(out), nil
+}
+
 // scalarString renders a resolved scalar the way CloudFormation passes it
 // on: numbers and booleans as their text.
 func scalarString(v any) string {
