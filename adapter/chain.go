@@ -156,6 +156,13 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		return response{rpcErr: &RPCError{Code: RPCInvalidParams, Message: err.Message}, callID: call.ID}
 	}
 
+	// Still step 1: a multi-round retry's state must be the one this tool
+	// sealed for this caller, and its answers must have MCP's shape.
+	if err := f.decodeRound(call, d); err != nil {
+		fail(StageDecode, err)
+		return response{rpcErr: &RPCError{Code: RPCInvalidParams, Message: err.Message}, callID: call.ID}
+	}
+
 	// Step 2: BeforeToolCall, in order.
 	for _, h := range f.hooks {
 		if h.BeforeToolCall == nil {
@@ -185,6 +192,19 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 	// Steps 4–6: errors here would lose information when scrubbed, so
 	// OnToolError sees them raw (step 8) before AfterToolCall.
 	output, replaced, stage, err := f.gateAndHandle(ctx, call, handler)
+	var more *InputRequired
+	if stage == StageHandler && errors.As(err, &more) {
+		// Not a failure: the round ends asking the client for input.
+		result, rerr := f.inputRequired(call, more)
+		if rerr != nil {
+			return fail(StageHandler, rerr)
+		}
+		if call.MCP != nil {
+			call.MCP.Outcome = "input_required"
+		}
+		out.Stage, out.Result = StageDone, result
+		return response{result: result, callID: call.ID}
+	}
 	if err != nil {
 		f.onToolError(parent, call, err)
 		return fail(stage, err)
@@ -370,4 +390,38 @@ func (f *Function) afterToolCall(ctx context.Context, call *Call, out *Outcome) 
 
 func (f *Function) logf(format string, args ...any) {
 	f.opts.logger.Error(fmt.Sprintf(format, args...), "tool", f.tool.name)
+}
+
+// decodeRound verifies a multi-round retry's request state and decodes its
+// input responses onto the call.
+func (f *Function) decodeRound(call *Call, d *decoded) *Error {
+	if d.requestState != "" {
+		st, err := openState(f.opts.stateKey, call, d.requestState, time.Now())
+		if err != nil {
+			return NewError(CodeBadRequest, err.Error()).WithCause(err)
+		}
+		call.requestState = st
+	}
+	responses, err := decodeInputResponses(d.inputResponses)
+	if err != nil {
+		return NewError(CodeBadRequest, err.Error()).WithCause(err)
+	}
+	call.inputResponses = responses
+	return nil
+}
+
+// inputRequired builds the result of a round that asks for input.
+func (f *Function) inputRequired(call *Call, ir *InputRequired) (json.RawMessage, error) {
+	if len(ir.Requests) == 0 {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(errors.New("RequireInput with no input requests"))
+	}
+	sealed := ""
+	if ir.State != "" {
+		sealed = sealState(f.opts.stateKey, call, ir.State, time.Now())
+	}
+	result, err := inputRequiredResult(ir, sealed)
+	if err != nil {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
+	}
+	return result, nil
 }

@@ -188,6 +188,10 @@ type Call struct {
 	// auditTrace is the trace id the auditor gave an untraced call's
 	// pending row, so its final row names the same trace.
 	auditTrace string
+
+	// Multi-round input (multiround.go).
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // SetDimension records key=value on this call (e.g. "entityId"). The audit

@@ -43,7 +43,10 @@ type decoded struct {
 	envTrace  string // the caller's trace header (envelope)
 	agentCore *AgentCoreFacts
 	rpcID     json.RawMessage // JSON-RPC id, for the response
-	isNotify  bool            // JSON-RPC notification: no response
+	// Multi-round: the client's answers and the sealed state it echoed.
+	inputResponses json.RawMessage
+	requestState   string
+	isNotify       bool // JSON-RPC notification: no response
 
 	// err is why the call cannot run. rpcCode != 0 makes it a protocol
 	// failure (a JSON-RPC error), otherwise it is a tool error result.
@@ -176,6 +179,9 @@ func decodedEnvelope(env Envelope) *decoded {
 		sessionID: env.SessionID,
 		envTrace:  env.TraceHeader,
 		rpcID:     env.MCP.JSONRPCID,
+
+		inputResponses: env.Params.InputResponses,
+		requestState:   env.Params.RequestState,
 	}
 	if env.MCP.Method != "" {
 		d.method = env.MCP.Method
@@ -281,6 +287,7 @@ func decodedJSONRPC(req rpcRequest, params *EnvelopeParams) *decoded {
 	}
 	p := params
 	d.toolName, d.args, d.meta = p.Name, p.Arguments, p.Meta
+	d.inputResponses, d.requestState = p.InputResponses, p.RequestState
 	d.mcp = mcpMetaFrom(req.Method, p.Name, p.Meta)
 	d.mcp.JSONRPCID = req.ID
 	d.mcp.Round = roundOf(p.RequestState, p.InputResponses)

@@ -51,6 +51,7 @@ type options struct {
 	logger         *slog.Logger
 	limits         Limits
 	teardownScopes []TeardownScope
+	stateKey       []byte
 }
 
 // Option configures a [Function].
@@ -130,6 +131,9 @@ func New(tool *Tool, opts ...Option) *Function {
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if len(o.stateKey) == 0 {
+		o.stateKey = randomStateKey()
 	}
 	f := &Function{tool: tool, opts: o, envTD: &environmentTeardown{}}
 	// The audit hook set goes first, so its AfterToolCall runs last and

@@ -26,6 +26,9 @@ func Start(tool *Tool, opts ...Option) {
 	if auditor != nil {
 		opts = append([]Option{WithAuditor(auditor)}, opts...)
 	}
+	if key := os.Getenv(EnvRequestStateKey); key != "" {
+		opts = append([]Option{WithRequestStateKey([]byte(key))}, opts...)
+	}
 	fn := New(tool, append(opts, withEnvironmentTeardown())...)
 	lambda.StartWithOptions(fn, lambda.WithEnableSIGTERM(fn.Shutdown))
 }

@@ -99,7 +99,8 @@ type FunctionSpec struct {
 	Tool string
 	// Env is the function's environment, with references already resolved.
 	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_XRAY_DAEMON_ADDRESS, dummy
-	// credentials and the region.
+	// credentials, the region and a request-state key shared by the stack's
+	// functions (MCPFN_REQUEST_STATE_KEY).
 	Env map[string]string
 	// Timeout in seconds, as the template's Timeout. Default 10 (the
 	// template's ToolTimeoutSeconds default).

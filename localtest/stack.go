@@ -2,6 +2,8 @@ package localtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
@@ -51,10 +54,14 @@ type Stack struct {
 	mu        sync.Mutex
 	emus      []*emulator
 
-	ddb        *dynamolocal.Server // nil with an external endpoint
-	ddbURL     string
-	tables     map[string]string // logical ID → local name
-	auditTable string
+	ddb    *dynamolocal.Server // nil with an external endpoint
+	ddbURL string
+	// stateKey seals multi-round request states; every function of the
+	// stack shares it, as every environment of a deployed function must.
+	stateKey     string
+	stateKeyOnce sync.Once
+	tables       map[string]string // logical ID → local name
+	auditTable   string
 
 	xray     *xraystandin.Daemon
 	xrayFile *os.File
@@ -379,6 +386,7 @@ func (s *Stack) prepareFunction(f *function) error {
 		"AWS_ENDPOINT_URL_DYNAMODB":       s.ddbURL,
 		"AWS_XRAY_DAEMON_ADDRESS":         s.xray.Addr(),
 		"AWS_XRAY_CONTEXT_MISSING":        "LOG_ERROR",
+		adapter.EnvRequestStateKey:        s.requestStateKey(),
 	}
 	for k, v := range f.spec.Env {
 		env[k] = v
@@ -653,4 +661,15 @@ func (s *Stack) Close() error {
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+// requestStateKey is the stack's shared key for sealing multi-round request
+// states: a round served by one emulator must be verifiable by another.
+func (s *Stack) requestStateKey() string {
+	s.stateKeyOnce.Do(func() {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		s.stateKey = hex.EncodeToString(b)
+	})
+	return s.stateKey
 }

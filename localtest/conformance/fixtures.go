@@ -209,6 +209,15 @@ var constructors = map[string]func() *adapter.Tool{
 	ToolError:            Error,
 	ToolJSONSchema2020:   JSONSchema2020,
 	ToolHeaderParam:      HeaderParam,
+
+	ToolIRElicitation:  IRElicitation,
+	ToolIRSampling:     IRSampling,
+	ToolIRListRoots:    IRListRoots,
+	ToolIRRequestState: IRRequestState,
+	ToolIRMultiple:     IRMultiple,
+	ToolIRMultiRound:   IRMultiRound,
+	ToolIRTampered:     IRTampered,
+	ToolIRCapabilities: IRCapabilities,
 }
 
 // Names returns the fixtures' tool names, sorted.
