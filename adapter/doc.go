@@ -18,6 +18,8 @@
 //   - result.go: builds the MCP CallToolResult, checking the output schema
 //     (content.go: outputs made of content blocks — images, audio, resources);
 //   - errors.go: the [Error] a caller sees, and the scrubbing of everything else;
+//   - multiround.go: calls that ask the client for input ([RequireInput]) and
+//     the sealed request state that carries a tool from one round to the next;
 //   - audit.go: turns the call into an audit row for an [Recorder].
 //
 // Invoke never returns a Lambda function error: every payload, however
