@@ -389,6 +389,11 @@ func (s *Stack) prepareFunction(f *function) error {
 		adapter.EnvRequestStateKey:        s.requestStateKey(),
 	}
 	for k, v := range f.spec.Env {
+		if k == adapter.EnvRequestStateKey && v == "" {
+			// The template's default (no key): locally the stack's
+			// shared key stands in for the secret a deployment sets.
+			continue
+		}
 		env[k] = v
 	}
 	for _, k := range sortedKeys(env) {
@@ -491,6 +496,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		// Globals meant for the tool functions; the gateway writes no
 		// audit rows.
 		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
+		adapter.EnvRequestStateKey: true,
 	}
 	var errs []error
 	local := make(map[string]string, len(env))
