@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // benchCtx is an invocation context as aws-lambda-go builds it.
 func benchCtx(b *testing.B) context.Context {
-	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+		RequestID: "bench", Timeout: time.Hour,
+		Trace: "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+	})
 	b.Cleanup(cancel)
-	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: "bench", InvokedFunctionArn: "arn:aws:lambda:us-east-1:1:function:w"})
-	//lint:ignore SA1029 aws-lambda-go's own key
-	return context.WithValue(ctx, "x-amzn-trace-id", "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")
+	return ctx
 }
 
 // BenchmarkDirect is the floor: the handler called as a Go function, with

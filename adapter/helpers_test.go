@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // The test tool set: widgets, a domain that is not the demo's. One tool whose
@@ -115,17 +115,15 @@ func invoke(t testing.TB, fn *adapter.Function, payload []byte, li lambdaInvoke)
 	if li.Timeout == 0 {
 		li.Timeout = 10 * time.Second
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(li.Timeout))
+	ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+		RequestID:   li.RequestID,
+		FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:widget",
+		Trace:       li.Trace,
+		Timeout:     li.Timeout,
+		Custom:      li.Custom,
+		TenantID:    li.Tenant,
+	})
 	defer cancel()
-	lc := &lambdacontext.LambdaContext{
-		AwsRequestID:       li.RequestID,
-		InvokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:widget",
-		TenantID:           li.Tenant,
-	}
-	lc.ClientContext.Custom = li.Custom
-	ctx = lambdacontext.NewContext(ctx, lc)
-	//lint:ignore SA1029 the plain string key is the one aws-lambda-go itself sets
-	ctx = context.WithValue(ctx, "x-amzn-trace-id", li.Trace)
 	out, err := lambda.NewHandler(fn).Invoke(ctx, payload)
 	if err != nil {
 		t.Fatalf("Invoke returned a Lambda function error (the adapter must answer every payload): %v", err)

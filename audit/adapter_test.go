@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 )
 
@@ -78,13 +78,13 @@ func invokeLambda(t testing.TB, fn *adapter.Function, payload []byte, traceHeade
 // invokeLambdaWithin is invokeLambda with the function's timeout.
 func invokeLambdaWithin(t testing.TB, fn *adapter.Function, payload []byte, traceHeader string, timeout time.Duration) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
-		AwsRequestID:       fmt.Sprintf("req-%d", time.Now().UnixNano()),
-		InvokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:broadcast_delete",
+	ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+		RequestID:   fmt.Sprintf("req-%d", time.Now().UnixNano()),
+		FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:broadcast_delete",
+		Trace:       traceHeader,
+		Timeout:     timeout,
 	})
-	ctx = context.WithValue(ctx, "x-amzn-trace-id", traceHeader) //lint:ignore SA1029 aws-lambda-go's own key
+	defer cancel()
 	out, err := lambda.NewHandler(fn).Invoke(ctx, payload)
 	if err != nil {
 		t.Fatal(err)

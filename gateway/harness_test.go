@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // ---- the test catalog ----
@@ -224,14 +224,12 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The context aws-lambda-go's runtime loop builds for an invocation.
-	ctx := lambdacontext.NewContext(r.Context(), &lambdacontext.LambdaContext{
-		AwsRequestID:       reqID,
-		InvokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:" + name,
+	ctx, cancel := lambdatest.Context(r.Context(), lambdatest.Invocation{
+		RequestID:   reqID,
+		FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + name,
+		Trace:       r.Header.Get("X-Amzn-Trace-Id"),
+		Timeout:     10 * time.Second,
 	})
-	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
-		ctx = context.WithValue(ctx, "x-amzn-trace-id", h) //lint:ignore SA1029 aws-lambda-go's own key
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := fn.Invoke(ctx, payload)
 	if err != nil {

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // functionURLEvent is a Function URL (payload 2.0) event for one MCP POST, as
@@ -45,9 +45,7 @@ func functionURLEvent(body string, iam *events.APIGatewayV2HTTPRequestContextAut
 // lambdaContext is the context aws-lambda-go gives the gateway's own
 // invocation: its X-Ray header and its deadline.
 func lambdaContext(trace string, timeout time.Duration) (context.Context, context.CancelFunc) {
-	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "gw-req-1"})
-	ctx = context.WithValue(ctx, "x-amzn-trace-id", trace) //lint:ignore SA1029 aws-lambda-go's own key
-	return context.WithTimeout(ctx, timeout)
+	return lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "gw-req-1", Trace: trace, Timeout: timeout})
 }
 
 func TestLambdaFunctionURLWithIAM(t *testing.T) {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-
-	"github.com/aws/aws-lambda-go/lambdacontext"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // TestAgentCoreRetryPostsOnce invokes broadcast_create as AgentCore Gateway
@@ -24,17 +24,19 @@ func TestAgentCoreRetryPostsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{
-			AwsRequestID: "lambda-" + requestID, // differs per attempt; the call id must not
-			ClientContext: lambdacontext.ClientContext{Custom: map[string]string{
+		ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+			RequestID: "lambda-" + requestID, // differs per attempt; the call id must not
+			Timeout:   10 * time.Second,
+			Custom: map[string]string{
 				"bedrockAgentCoreToolName":       "broadcasts___" + tool,
 				"bedrockAgentCoreAwsRequestId":   requestID,
 				"bedrockAgentCoreMcpMessageId":   "1",
 				"bedrockAgentCoreGatewayId":      "gw-test",
 				"bedrockAgentCoreTargetId":       "target-test",
 				"bedrockAgentCoreMessageVersion": "1.0",
-			}},
+			},
 		})
+		defer cancel()
 		out, err := a.fns[tool].Invoke(ctx, payload)
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // TestLocalEventsReachTheHandler runs every event in localtest/events through
@@ -55,7 +56,8 @@ func TestLocalEventsReachTheHandler(t *testing.T) {
 		if err := json.Unmarshal(ccJSON, &cc); err != nil {
 			t.Fatal(err)
 		}
-		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "local", ClientContext: cc})
+		ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "local", Client: &cc})
+		defer cancel()
 		out, err := adapter.New(handlers.BroadcastList(nil)).Invoke(ctx, payload)
 		if err != nil {
 			t.Fatal(err)
