@@ -192,8 +192,7 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 	// Steps 4–6: errors here would lose information when scrubbed, so
 	// OnToolError sees them raw (step 8) before AfterToolCall.
 	output, replaced, stage, err := f.gateAndHandle(ctx, call, handler)
-	var more *InputRequired
-	if stage == StageHandler && errors.As(err, &more) {
+	if more := (*InputRequired)(nil); err != nil && stage == StageHandler && errors.As(err, &more) {
 		// Not a failure: the round ends asking the client for input.
 		result, rerr := f.inputRequired(call, more)
 		if rerr != nil {
