@@ -49,7 +49,7 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 		StartedAt: started,
 		Arguments: d.args,
 		AgentCore: d.agentCore,
-		teardown:  &teardownList{scopes: f.opts.teardownScopes, env: f.envTD},
+		teardown:  teardownList{scopes: f.opts.teardownScopes, env: f.envTD},
 	}
 	if d.caller != nil {
 		// A copy: a hook cannot widen the verified identity of another
@@ -95,7 +95,7 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 		}
 	}
 	c.Trace.SpanID = randomHex(8)
-	c.creds = &boundCredentials{provider: f.opts.credentials}
+	c.creds.provider = f.opts.credentials
 	return c
 }
 

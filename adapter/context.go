@@ -181,9 +181,9 @@ type Call struct {
 
 	mu    sync.Mutex
 	dims  map[string]string
-	creds *boundCredentials
+	creds boundCredentials
 
-	teardown *teardownList
+	teardown teardownList
 
 	// auditTrace is the trace id the auditor gave an untraced call's
 	// pending row, so its final row names the same trace.
@@ -288,14 +288,11 @@ type boundCredentials struct {
 
 // HasCredentials reports whether a real credential provider is attached.
 // Branch on it for an intentional no-credential mode instead of on an error.
-func (c *Call) HasCredentials() bool { return c.creds != nil && c.creds.provider != nil }
+func (c *Call) HasCredentials() bool { return c.creds.provider != nil }
 
 // Credential returns the credential resolved for the tool's declared need
 // name. It is present only when the tool declared the need and it resolved.
 func (c *Call) Credential(name string) (*Credential, bool) {
-	if c.creds == nil {
-		return nil, false
-	}
 	cr, ok := c.creds.resolved[name]
 	return cr, ok
 }
@@ -333,9 +330,6 @@ type teardownList struct {
 // TeardownScopes reports which scopes this environment honours. An empty list
 // means no cleanup registered here would ever run.
 func (c *Call) TeardownScopes() []TeardownScope {
-	if c.teardown == nil {
-		return nil
-	}
 	return append([]TeardownScope(nil), c.teardown.scopes...)
 }
 
@@ -343,7 +337,7 @@ func (c *Call) TeardownScopes() []TeardownScope {
 // environment honours, when scope is not among them: a cleanup that would
 // never run is a promise the framework cannot keep.
 func (c *Call) OnTeardown(scope TeardownScope, cleanup func()) error {
-	if c.teardown == nil || !containsScope(c.teardown.scopes, scope) {
+	if !containsScope(c.teardown.scopes, scope) {
 		return fmt.Errorf("adapter: teardown scope %q is not honoured here (honoured: %v)", scope, c.TeardownScopes())
 	}
 	switch scope {
@@ -368,9 +362,6 @@ func containsScope(s []TeardownScope, x TeardownScope) bool {
 
 // runCallTeardown runs call-scoped cleanups last-registered first.
 func (c *Call) runCallTeardown(logf func(string, ...any)) {
-	if c.teardown == nil {
-		return
-	}
 	c.teardown.mu.Lock()
 	fns := c.teardown.call
 	c.teardown.call = nil

@@ -68,8 +68,8 @@ func decodeFailure(src Source, rpcCode int, code Code, format string, args ...an
 // decodeInvocation recognises the payload's format. It never panics and
 // always returns at least one call, so every invocation, malformed or not, is
 // answered and audited.
-func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Limits) *invocation {
-	one := func(d *decoded) *invocation { return &invocation{source: d.source, calls: []*decoded{d}} }
+func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Limits) invocation {
+	one := func(d *decoded) invocation { return invocation{source: d.source, calls: []*decoded{d}} }
 
 	// AgentCore first: its payload is the caller's arguments object, so a
 	// client could shape it like an envelope or a JSON-RPC request. The
@@ -220,13 +220,13 @@ type rpcRequest struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 }
 
-func decodeBatch(payload []byte, limits Limits) *invocation {
+func decodeBatch(payload []byte, limits Limits) invocation {
 	var items []json.RawMessage
 	if err := json.Unmarshal(payload, &items); err != nil {
 		d := decodeFailure(SourceJSONRPC, RPCParseError, CodeBadRequest, "malformed JSON-RPC batch: %v", err)
-		return &invocation{source: SourceJSONRPC, calls: []*decoded{d}}
+		return invocation{source: SourceJSONRPC, calls: []*decoded{d}}
 	}
-	inv := &invocation{source: SourceJSONRPC, batch: true}
+	inv := invocation{source: SourceJSONRPC, batch: true}
 	switch {
 	case len(items) == 0:
 		inv.calls = []*decoded{decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "empty JSON-RPC batch")}
