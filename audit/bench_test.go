@@ -8,8 +8,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // typicalArgs is a ~1 KB tool argument object: a few scalars, a nested
@@ -124,5 +129,37 @@ func BenchmarkFallbackLine(b *testing.B) {
 		row := baseRow("bench-fallback")
 		row.Arguments = typicalArgs
 		a.Record(ctx, row)
+	}
+}
+
+// BenchmarkAdapterAuditOff and BenchmarkAdapterAuditOn are the same call of a
+// tool through the adapter's Lambda entry point, without and with the audit
+// (one conditional PutItem to DynamoDB Local and one X-Ray document per
+// call): what turning the audit on costs a call.
+func BenchmarkAdapterAuditOff(b *testing.B) { benchAdapter(b, false) }
+
+func BenchmarkAdapterAuditOn(b *testing.B) { benchAdapter(b, true) }
+
+func benchAdapter(b *testing.B, audited bool) {
+	var opts []adapter.Option
+	if audited {
+		e := newEnv(b)
+		opts = append(opts, adapter.WithAuditor(e.auditor(b, audit.Config{})))
+	}
+	fn := lambda.NewHandler(adapter.New(deleteTool(b, false), opts...))
+	var n atomic.Int64
+	b.ReportAllocs()
+	for b.Loop() {
+		// A fresh call id per call: a repeated one would be a retry,
+		// which the audit answers without a second row.
+		payload := envelope(b, fmt.Sprintf("bench-%d", n.Add(1)), deleteIn{ID: "b-1"})
+		ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+			RequestID: "bench", Timeout: 10 * time.Second,
+			Trace: "Root=" + lambdaRoot + ";Parent=" + lambdaParent + ";Sampled=1",
+		})
+		if _, err := fn.Invoke(ctx, payload); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
 	}
 }
