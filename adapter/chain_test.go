@@ -497,3 +497,23 @@ func TestOutputValidatedWhereItCanDiffer(t *testing.T) {
 		t.Fatalf("got %+v", res)
 	}
 }
+
+// TestCallFromContext: code deep in a handler (a store, a client wrapper)
+// finds the call through the context it was handed.
+func TestCallFromContext(t *testing.T) {
+	var same bool
+	fn := adapter.New(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
+			got, ok := adapter.CallFrom(ctx)
+			same = ok && got == c
+			return widgetOut{EntityID: in.EntityID}, nil
+		}
+	}))
+	runOne(t, fn, map[string]any{"entityId": "w"}, nil)
+	if !same {
+		t.Fatal("CallFrom(ctx) inside the handler must return the handler's own Call")
+	}
+	if _, ok := adapter.CallFrom(context.Background()); ok {
+		t.Fatal("a context outside any call has no Call")
+	}
+}

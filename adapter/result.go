@@ -5,13 +5,12 @@ import (
 	"fmt"
 )
 
-// toolResult is the MCP CallToolResult the adapter writes. It is declared
-// here rather than taken from go-sdk so the wire shape is explicit and the
-// function does not pay for the SDK's content-type machinery per call.
-type toolResult struct {
-	Content           []textContent `json:"content"`
-	StructuredContent any           `json:"structuredContent,omitempty"`
-	IsError           bool          `json:"isError,omitempty"`
+// errorToolResult is the MCP CallToolResult of a failed call. The adapter
+// writes its results itself rather than through go-sdk's types, so the wire
+// shape is explicit and a call does not pay for the SDK's content machinery.
+type errorToolResult struct {
+	Content []textContent `json:"content"`
+	IsError bool          `json:"isError"`
 }
 
 type textContent struct {
@@ -29,7 +28,7 @@ func errorResult(e *Error) json.RawMessage {
 		b.Details = nil
 		body, _ = json.Marshal(b)
 	}
-	out, _ := json.Marshal(toolResult{Content: []textContent{{Type: "text", Text: string(body)}}, IsError: true})
+	out, _ := json.Marshal(errorToolResult{Content: []textContent{{Type: "text", Text: string(body)}}, IsError: true})
 	return out
 }
 
