@@ -1,0 +1,302 @@
+package calltoken_test
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
+)
+
+var (
+	secretA = []byte("function-a-secret-0123456789abcdefghijklmnop")
+	secretB = []byte("function-b-secret-0123456789abcdefghijklmnop")
+	args    = []byte(`{"id":"b-1"}`)
+)
+
+func ring(t *testing.T, secrets ...[]byte) *calltoken.Keyring {
+	t.Helper()
+	r, err := calltoken.KeyringFromSecrets(secrets[0], secrets[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func verifier(t *testing.T, audience string, r *calltoken.Keyring, now func() time.Time) *calltoken.Verifier {
+	t.Helper()
+	v, err := calltoken.NewVerifier(calltoken.VerifierConfig{Audience: audience, Keyring: r, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func sign(t *testing.T, s *calltoken.Signer, c calltoken.Call) string {
+	t.Helper()
+	tok, err := s.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+var alice = &calltoken.Identity{Subject: "alice", AuthMethod: "jwt", Issuer: "https://issuer.example", Scopes: []string{"broadcasts:write"}, Tenant: "acme"}
+
+func call() calltoken.Call {
+	return calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(30 * time.Second)}
+}
+
+func want() calltoken.Expect {
+	return calltoken.Expect{Tool: "broadcast_delete", CallID: "c-1", Args: args}
+}
+
+func TestSignedCallVerifiesAndCarriesTheCaller(t *testing.T) {
+	s := calltoken.NewSigner(calltoken.SignerGateway)
+	s.Add("broadcast_delete", "arn:aws:lambda:us-east-1:123456789012:function:fn-delete:live", ring(t, secretA), nil)
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	c, err := v.Verify(context.Background(), sign(t, s, call()), want())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Caller.Subject != "alice" || c.Caller.Issuer != alice.Issuer || c.Caller.Tenant != "acme" || !c.Caller.HasScope("broadcasts:write") {
+		t.Fatalf("caller = %+v", c.Caller)
+	}
+}
+
+func TestArgumentsDigestIsCanonical(t *testing.T) {
+	a := calltoken.ArgsDigest([]byte(`{"b":1, "a":{"y":[1,2.50],"x":"<"}}`))
+	b := calltoken.ArgsDigest([]byte(` {"a":{"x":"\u003c","y":[1,2.50]},"b":1}`))
+	if a != b {
+		t.Fatal("the same arguments in another key order digest differently")
+	}
+	if calltoken.ArgsDigest(nil) != calltoken.ArgsDigest([]byte("{}")) || calltoken.ArgsDigest([]byte("null")) != calltoken.ArgsDigest([]byte(" {} ")) {
+		t.Fatal("absent, null and empty arguments must digest alike")
+	}
+	if calltoken.ArgsDigest([]byte(`{"n":1}`)) == calltoken.ArgsDigest([]byte(`{"n":1.0}`)) {
+		t.Fatal("numbers are digested as written")
+	}
+}
+
+// Every way a token can be wrong is refused with its own reason.
+func TestRefusals(t *testing.T) {
+	now := time.Now()
+	gw := calltoken.NewSigner(calltoken.SignerGateway)
+	gw.Add("broadcast_delete", "fn-delete", ring(t, secretA), nil)
+	gw.Add("broadcast_get", "fn-get", ring(t, secretB), nil)
+	good := sign(t, gw, call())
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+
+	tamper := func(tok string, f func(string) string) string {
+		p := strings.Split(tok, ".")
+		payload, _ := base64.RawURLEncoding.DecodeString(p[1])
+		return p[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(f(string(payload)))) + "." + p[2]
+	}
+	expired := call()
+	expired.Expires = now.Add(-time.Minute)
+	otherCall := want()
+	otherCall.CallID = "c-2"
+	otherArgs := want()
+	otherArgs.Args = []byte(`{"id":"b-2"}`)
+	otherTool := want()
+	otherTool.Tool = "broadcast_get"
+
+	cases := []struct {
+		name  string
+		token string
+		want  calltoken.Expect
+		v     *calltoken.Verifier
+		is    calltoken.Reason
+	}{
+		{"missing", "", want(), v, calltoken.ReasonMissing},
+		{"junk", "not.a.jwt", want(), v, calltoken.ReasonMalformed},
+		{"oversized", strings.Repeat("a", calltoken.MaxTokenBytes+1), want(), v, calltoken.ReasonOversized},
+		{"expired", sign(t, gw, expired), want(), v, calltoken.ReasonExpired},
+		{"for another function", sign(t, gw, calltoken.Call{Tool: "broadcast_get", CallID: "c-1", Args: args, Expires: now.Add(time.Minute)}), otherTool, v, calltoken.ReasonAudience},
+		{"for another call", good, otherCall, v, calltoken.ReasonCallID},
+		{"for other arguments", good, otherArgs, v, calltoken.ReasonArguments},
+		{"for another tool of the same function", good, otherTool, v, calltoken.ReasonTool},
+		{"tampered caller", tamper(good, func(p string) string { return strings.Replace(p, "alice", "mallo", 1) }), want(), v, calltoken.ReasonSignature},
+		{"tampered scopes", tamper(good, func(p string) string {
+			return strings.Replace(p, `"scopes":["broadcasts:write"]`, `"scopes":["admin:all"]`, 1)
+		}), want(), v, calltoken.ReasonSignature},
+		{"another function's key", sign(t, keyedAs(t, "fn-delete", secretB), call()), want(), v, calltoken.ReasonUnknownKey},
+		{"alg none", noneToken(t, now), want(), v, calltoken.ReasonAlgorithm},
+		{"signed by a stranger", sign(t, strangerSigner(t), call()), want(), v, calltoken.ReasonSigner},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.v.Verify(context.Background(), tc.token, tc.want)
+			if c != nil || calltoken.ReasonOf(err) != tc.is {
+				t.Fatalf("Verify = %v, %v; want reason %s", c, err, tc.is)
+			}
+		})
+	}
+}
+
+// keyedAs signs for audience fn with the given secret: what a compromised
+// function holding its own key could mint for another function.
+func keyedAs(t *testing.T, fn string, secret []byte) *calltoken.Signer {
+	s := calltoken.NewSigner(calltoken.SignerGateway)
+	s.Add("broadcast_delete", fn, ring(t, secret), nil)
+	return s
+}
+
+func strangerSigner(t *testing.T) *calltoken.Signer {
+	s := calltoken.NewSigner("someone-else")
+	s.Add("broadcast_delete", "fn-delete", ring(t, secretA), nil)
+	return s
+}
+
+func noneToken(t *testing.T, now time.Time) string {
+	c := &calltoken.Claims{Caller: alice, CallID: "c-1", Tool: "broadcast_delete", Args: calltoken.ArgsDigest(args),
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: calltoken.SignerGateway, Audience: jwt.ClaimStrings{"fn-delete"},
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))}}
+	tok := jwt.NewWithClaims(jwt.SigningMethodNone, c)
+	tok.Header["typ"] = calltoken.TokenType
+	s, err := tok.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A rotation: the previous key verifies during its grace window and not
+// after; the new key verifies from the start.
+func TestRotationGraceWindow(t *testing.T) {
+	prev, err := calltoken.NewKey(secretA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := calltoken.NewKey(secretB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotatedAt := time.Now()
+	clock := rotatedAt
+	v := verifier(t, "fn-delete", calltoken.NewKeyring(cur, prev.Retired(rotatedAt.Add(time.Hour))), func() time.Time { return clock })
+	old := sign(t, keyedAs(t, "fn-delete", secretA), calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Args: args, Expires: rotatedAt.Add(2 * time.Hour)})
+	if _, err := v.Verify(context.Background(), old, want()); err != nil {
+		t.Fatalf("previous key inside its grace window: %v", err)
+	}
+	clock = rotatedAt.Add(time.Hour + time.Second)
+	if _, err := v.Verify(context.Background(), old, want()); calltoken.ReasonOf(err) != calltoken.ReasonUnknownKey {
+		t.Fatalf("previous key after its grace window: %v", err)
+	}
+	fresh := sign(t, keyedAs(t, "fn-delete", secretB), calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Args: args, Expires: clock.Add(time.Minute)})
+	if _, err := v.Verify(context.Background(), fresh, want()); err != nil {
+		t.Fatalf("current key: %v", err)
+	}
+}
+
+// Tokens naming unknown keys reload the keyring at most once per interval,
+// and only when everything else about the token is right; a real rotation is
+// still picked up within one interval.
+func TestUnknownKeyReloadIsRateLimited(t *testing.T) {
+	var reloads atomic.Int32
+	clock := time.Now()
+	current := ring(t, secretA)
+	v, err := calltoken.NewVerifier(calltoken.VerifierConfig{
+		Audience: "fn-delete", Keyring: current, Now: func() time.Time { return clock },
+		RefreshInterval: 30 * time.Second,
+		Reload: func(context.Context) (*calltoken.Keyring, error) {
+			reloads.Add(1)
+			return current, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := call()
+	c.Expires = clock.Add(time.Hour)
+	// Flood: valid-looking tokens for other functions, and for this one with
+	// unknown keys.
+	for i := range 50 {
+		wrongAud := sign(t, keyedAs(t, "fn-other", secretB), c)
+		if _, err := v.Verify(context.Background(), wrongAud, want()); calltoken.ReasonOf(err) != calltoken.ReasonAudience {
+			t.Fatalf("flood %d: %v", i, err)
+		}
+		unknown := sign(t, keyedAs(t, "fn-delete", secretB), c)
+		_, _ = v.Verify(context.Background(), unknown, want())
+	}
+	if n := reloads.Load(); n != 1 {
+		t.Fatalf("%d reloads for a flood inside one interval; want 1", n)
+	}
+	// The real rotation happens; within one interval it is seen.
+	current = ring(t, secretB, secretA)
+	clock = clock.Add(31 * time.Second)
+	rotated := sign(t, keyedAs(t, "fn-delete", secretB), c)
+	if _, err := v.Verify(context.Background(), rotated, want()); err != nil {
+		t.Fatalf("after the rotation: %v", err)
+	}
+}
+
+func TestShortSecretsAreRefused(t *testing.T) {
+	if _, err := calltoken.NewKey(make([]byte, calltoken.MinSecretBytes-1)); err == nil {
+		t.Fatal("a 31-byte secret was accepted")
+	}
+}
+
+// LoadKeyring against the Secrets Manager stand-in: AWSCURRENT signs,
+// AWSPREVIOUS verifies within the grace window, through the real SDK.
+func TestLoadKeyringFromSecretsManager(t *testing.T) {
+	sm, err := secretsstandin.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sm.Close()
+	api := secretsmanager.NewFromConfig(aws.Config{
+		Region: secretsstandin.Region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(sm.URL),
+	})
+	arn := secretsstandin.ARN("DeleteCallKey")
+	if _, err := calltoken.LoadKeyring(context.Background(), api, arn, time.Hour); err == nil {
+		t.Fatal("a missing secret loaded")
+	}
+	sm.Put("DeleteCallKey", string(secretA))
+	r1, err := calltoken.LoadKeyring(context.Background(), api, arn, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm.Put("DeleteCallKey", string(secretB)) // a rotation
+	r2, err := calltoken.LoadKeyring(context.Background(), api, arn, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Current().ID == r2.Current().ID {
+		t.Fatal("the rotation did not change the signing key")
+	}
+	v := verifier(t, "fn-delete", r2, nil)
+	old := calltoken.NewSigner(calltoken.SignerGateway)
+	old.Add("broadcast_delete", "fn-delete", r1, nil)
+	if _, err := v.Verify(context.Background(), sign(t, old, call()), want()); err != nil {
+		t.Fatalf("a token signed before the rotation: %v", err)
+	}
+	sm.Put("DeleteCallKey", "too-short")
+	if _, err := calltoken.LoadKeyring(context.Background(), api, arn, time.Hour); err == nil {
+		t.Fatal("a secret shorter than 32 bytes was accepted")
+	}
+}
+
+func TestFunctionName(t *testing.T) {
+	for in, want := range map[string]string{
+		"fn":                                     "fn",
+		"fn:live":                                "fn",
+		"123456789012:function:fn":               "fn",
+		"arn:aws:lambda:us-east-1:1:function:fn": "fn",
+		"arn:aws:lambda:us-east-1:1:function:fn:live": "fn",
+	} {
+		if got := calltoken.FunctionName(in); got != want {
+			t.Errorf("FunctionName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package calltoken
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TokenType is the "typ" header of a call token, so that no other JWT signed
+// with the same algorithm can be taken for one.
+const TokenType = "mcpfn-call+jwt"
+
+// MaxTokenBytes bounds a call token; a longer one is refused before it is
+// decoded.
+const MaxTokenBytes = 8 << 10
+
+// DefaultSkew is the clock difference tolerated between signer and function.
+const DefaultSkew = 5 * time.Second
+
+// Signer names, the "iss" of the tokens they sign.
+const (
+	SignerGateway     = "mcpfn-gateway"
+	SignerInterceptor = "mcpfn-agentcore-interceptor"
+)
+
+// Claims are what a call token binds.
+type Claims struct {
+	// Caller is the verified caller; nil when the signer verified none
+	// (a gateway in auth mode none).
+	Caller *Identity `json:"caller,omitempty"`
+	// CallID is the call's id (the audit row's key).
+	CallID string `json:"cid"`
+	// Tool is the tool the call is for; it must equal params.name.
+	Tool string `json:"tool"`
+	// Args is [ArgsDigest] of the call's arguments.
+	Args string `json:"args"`
+	// Issuer ("iss") is the signer, Audience ("aud") the target function's
+	// name, IssuedAt and ExpiresAt the token's lifetime.
+	jwt.RegisteredClaims
+}
+
+// Sign returns the compact JWT of c signed with key. The caller sets
+// Issuer, Audience, IssuedAt and ExpiresAt.
+func Sign(key Key, c *Claims) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	t.Header["kid"] = key.ID
+	t.Header["typ"] = TokenType
+	return t.SignedString(key.token)
+}
+
+// ArgsDigest is the digest a token binds the arguments with: SHA-256 over
+// their canonical form (objects with sorted keys, no insignificant space,
+// numbers as written), base64url. Absent, empty and null arguments are "{}",
+// as a tool receives them. Bytes that are not JSON are digested as they are
+// (and so match nothing a signer produced from JSON).
+func ArgsDigest(args []byte) string {
+	canon := canonical(args)
+	sum := sha256.Sum256(canon)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func canonical(args []byte) []byte {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return trimmed
+	}
+	out, err := json.Marshal(v) // encoding/json sorts map keys
+	if err != nil {
+		return trimmed
+	}
+	return out
+}
+
+// Reason says why a token was refused. The adapter puts it in the
+// UNAUTHORIZED error's details and the audit row.
+type Reason string
+
+// The reasons a token is refused.
+const (
+	ReasonMissing      Reason = "token_missing"
+	ReasonOversized    Reason = "token_oversized"
+	ReasonMalformed    Reason = "token_malformed"
+	ReasonAlgorithm    Reason = "token_algorithm"
+	ReasonUnknownKey   Reason = "token_unknown_key"
+	ReasonSignature    Reason = "token_bad_signature"
+	ReasonExpired      Reason = "token_expired"
+	ReasonNotYetValid  Reason = "token_not_yet_valid"
+	ReasonAudience     Reason = "token_wrong_audience"
+	ReasonSigner       Reason = "token_wrong_signer"
+	ReasonTool         Reason = "token_wrong_tool"
+	ReasonCallID       Reason = "token_wrong_call_id"
+	ReasonArguments    Reason = "token_wrong_arguments"
+	ReasonNoKeys       Reason = "function_has_no_keys"
+	ReasonKeysUnusable Reason = "function_keys_unavailable"
+)
+
+// Error is a refused token.
+type Error struct {
+	Reason Reason
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Detail == "" {
+		return "call token refused: " + string(e.Reason)
+	}
+	return "call token refused: " + string(e.Reason) + ": " + e.Detail
+}
+
+func refuse(r Reason, format string, args ...any) *Error {
+	return &Error{Reason: r, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ReasonOf returns the reason of a refusal, "" for another error.
+func ReasonOf(err error) Reason {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ""
+}
+
+// Expect is what the token must say for the call at hand.
+type Expect struct {
+	Tool   string // params.name
+	CallID string // the envelope's call id; "" when the format carries none
+	Args   []byte // the arguments as received
+}
+
+// Unverified returns the caller a token claims, without checking anything.
+// It is for the audit row's clearly marked unverified field only.
+func Unverified(token string) *Identity {
+	if len(token) > MaxTokenBytes {
+		return nil
+	}
+	var c Claims
+	if _, _, err := jwt.NewParser().ParseUnverified(token, &c); err != nil {
+		return nil
+	}
+	return c.Caller
+}
+
+// verifyClaims checks everything that needs no key, so that an unknown key
+// id is looked up only for a token that would otherwise be accepted.
+func verifyClaims(c *Claims, audience string, signers []string, want Expect, now time.Time, skew time.Duration) error {
+	if c.ExpiresAt == nil || c.IssuedAt == nil {
+		return refuse(ReasonMalformed, "exp and iat are required")
+	}
+	if !now.Before(c.ExpiresAt.Add(skew)) {
+		return refuse(ReasonExpired, "expired at %s", c.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if c.IssuedAt.After(now.Add(skew)) || (c.NotBefore != nil && c.NotBefore.After(now.Add(skew))) {
+		return refuse(ReasonNotYetValid, "issued in the future")
+	}
+	if len(c.Audience) != 1 || c.Audience[0] != audience {
+		return refuse(ReasonAudience, "the token is for another function")
+	}
+	if !slices.Contains(signers, c.Issuer) {
+		return refuse(ReasonSigner, "the token's signer is not one this function accepts")
+	}
+	if c.Tool != want.Tool {
+		return refuse(ReasonTool, "the token is for tool %q", c.Tool)
+	}
+	if want.CallID != "" && c.CallID != want.CallID {
+		return refuse(ReasonCallID, "the token is for another call")
+	}
+	if c.Args != ArgsDigest(want.Args) {
+		return refuse(ReasonArguments, "the arguments are not the ones the token was issued for")
+	}
+	return nil
+}
