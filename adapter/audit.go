@@ -80,6 +80,12 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
 		row.CallerIP, row.CallerUserAgent = id.IP, id.UserAgent
 	}
+	if id := call.claimed; id != nil {
+		row.UnverifiedCaller = id.Subject
+		if id.Issuer != "" {
+			row.UnverifiedCaller += "@" + id.Issuer
+		}
+	}
 	if out == nil {
 		return row
 	}

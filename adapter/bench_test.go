@@ -49,7 +49,7 @@ func BenchmarkDirect(b *testing.B) {
 // aws-lambda-go's handler wrapper.
 func BenchmarkAdapter(b *testing.B) {
 	ctx := benchCtx(b)
-	h := lambda.NewHandler(adapter.New(widgetTool(b), adapter.WithHooks(adapter.Hooks{
+	h := lambda.NewHandler(newFunction(widgetTool(b), adapter.WithHooks(adapter.Hooks{
 		AfterToolCall: func(context.Context, *adapter.Call, *adapter.Outcome) {},
 	})))
 	payload := envelopeOf(b, "bench-call", "widget_update", map[string]any{"entityId": "w-1", "note": "hello"},

@@ -44,20 +44,12 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 		Source:    d.source,
 		Tool:      d.toolName,
 		MCP:       d.mcp,
-		Caller:    d.caller,
 		SessionID: d.sessionID,
 		StartedAt: started,
 		Arguments: d.args,
+		received:  d.args,
 		AgentCore: d.agentCore,
 		teardown:  teardownList{scopes: f.opts.teardownScopes, env: f.envTD},
-	}
-	if d.caller != nil {
-		// A copy: a hook cannot widen the verified identity of another
-		// call through a shared slice.
-		id := *d.caller
-		id.Scopes = append([]string(nil), d.caller.Scopes...)
-		c.Caller = &id
-		c.Tenant = id.Tenant
 	}
 	c.Lambda = LambdaFacts{
 		FunctionName:    lambdacontext.FunctionName,
@@ -154,6 +146,13 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		err := Errorf(CodeNotFound, "unknown tool %q; this function serves %q", d.toolName, f.tool.name)
 		fail(StageDecode, err)
 		return response{rpcErr: &RPCError{Code: RPCInvalidParams, Message: err.Message}, callID: call.ID}
+	}
+
+	// Still step 1: who is calling. The identity comes from a call token
+	// that verifies, and from nothing else; an envelope whose token does not
+	// verify is refused before any hook runs.
+	if err := f.authenticate(ctx, call, d); err != nil {
+		return fail(StageAuthenticate, err)
 	}
 
 	// Still step 1: a multi-round retry's state must be the one this tool
@@ -395,7 +394,7 @@ func (f *Function) logf(format string, args ...any) {
 // input responses onto the call.
 func (f *Function) decodeRound(call *Call, d *decoded) *Error {
 	if d.requestState != "" {
-		st, err := openState(f.opts.stateKey, call, d.requestState, time.Now())
+		st, err := openState(f.stateKeys(time.Now()), call, d.requestState, time.Now())
 		if err != nil {
 			return NewError(CodeBadRequest, err.Error()).WithCause(err)
 		}
@@ -416,7 +415,7 @@ func (f *Function) inputRequired(call *Call, ir *InputRequired) (json.RawMessage
 	}
 	sealed := ""
 	if ir.State != "" {
-		sealed = sealState(f.opts.stateKey, call, ir.State, time.Now())
+		sealed = sealState(f.stateKeys(time.Now())[0], call, ir.State, time.Now())
 	}
 	result, err := inputRequiredResult(ir, sealed)
 	if err != nil {

@@ -23,7 +23,7 @@ func runOne(t *testing.T, fn *adapter.Function, args any, caller *adapter.Identi
 
 func TestSuccessRunsEveryStepInOrder(t *testing.T) {
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 	res, rpcErr := runOne(t, fn, map[string]any{"entityId": "w-1"}, alice)
 	if rpcErr != nil || res.IsError {
 		t.Fatalf("want success, got %+v %+v", res, rpcErr)
@@ -90,7 +90,7 @@ func TestOnToolErrorFiresOnlyForSteps4To6(t *testing.T) {
 			if caller == nil {
 				caller = alice
 			}
-			fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks(), tc.hooks), quietLogger())
+			fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks(), tc.hooks), quietLogger())
 			res, rpcErr := runOne(t, fn, tc.args, caller)
 			if rpcErr != nil {
 				t.Fatalf("unexpected protocol error %+v", rpcErr)
@@ -124,7 +124,7 @@ func TestOnToolErrorFiresOnlyForSteps4To6(t *testing.T) {
 
 func TestOnToolErrorGetsTheRawErrorWithItsCauses(t *testing.T) {
 	var seen error
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(adapter.Hooks{
+	fn := newFunction(widgetTool(t), adapter.WithHooks(adapter.Hooks{
 		OnToolError: func(_ context.Context, _ *adapter.Call, err error) { seen = err },
 	}))
 	res, _ := runOne(t, fn, map[string]any{"entityId": "w-9", "fail": "wrapped"}, nil)
@@ -143,7 +143,7 @@ func TestUnexpectedErrorsAreScrubbed(t *testing.T) {
 	for _, fail := range []string{"raw", "wrapped", "panic"} {
 		t.Run(fail, func(t *testing.T) {
 			rec := newRecorder()
-			fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()), quietLogger())
+			fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()), quietLogger())
 			raw := invoke(t, fn, envelopeOf(t, "c", "widget_update", map[string]any{"entityId": "w", "fail": fail}, nil), lambdaInvoke{})
 			for _, leak := range []string{"hunter2", "postgres", "10.0.0.5", "exploded"} {
 				if strings.Contains(string(raw), leak) {
@@ -167,7 +167,7 @@ func TestUnexpectedErrorsAreScrubbed(t *testing.T) {
 }
 
 func TestAppErrorPassesThrough(t *testing.T) {
-	fn := adapter.New(widgetTool(t))
+	fn := newFunction(widgetTool(t))
 	res, _ := runOne(t, fn, map[string]any{"entityId": "w-2", "fail": "app"}, nil)
 	body := res.errorBody(t)
 	if body.Error != "CONFLICT" || body.Message != "widget w-2 is locked" || body.Hint != "retry later" || body.Retryable {
@@ -182,7 +182,7 @@ func TestBeforeToolCallReplacesArgumentsAndTheyAreRevalidated(t *testing.T) {
 		}}
 	}
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(replaceWith(`{"entityId":"replaced"}`), rec.hooks()))
+	fn := newFunction(widgetTool(t), adapter.WithHooks(replaceWith(`{"entityId":"replaced"}`), rec.hooks()))
 	res, _ := runOne(t, fn, map[string]any{"entityId": "original"}, nil)
 	if string(res.StructuredContent) != `{"entityId":"replaced"}` {
 		t.Fatalf("handler should get the replacement, got %s", res.StructuredContent)
@@ -191,7 +191,7 @@ func TestBeforeToolCallReplacesArgumentsAndTheyAreRevalidated(t *testing.T) {
 		t.Fatalf("the call's arguments should be the replacement")
 	}
 
-	fn = adapter.New(widgetTool(t), adapter.WithHooks(replaceWith(`{"entityId":42}`)))
+	fn = newFunction(widgetTool(t), adapter.WithHooks(replaceWith(`{"entityId":42}`)))
 	res, _ = runOne(t, fn, map[string]any{"entityId": "original"}, nil)
 	if res.errorBody(t).Error != "VALIDATION_ERROR" {
 		t.Fatal("a replacement must be validated like the original")
@@ -199,7 +199,7 @@ func TestBeforeToolCallReplacesArgumentsAndTheyAreRevalidated(t *testing.T) {
 }
 
 func TestAfterHandleReplacesOutput(t *testing.T) {
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(adapter.Hooks{
+	fn := newFunction(widgetTool(t), adapter.WithHooks(adapter.Hooks{
 		AfterHandle: func(_ context.Context, _ *adapter.Call, out any) (any, error) {
 			o := out.(widgetOut)
 			o.EntityID = "after-" + o.EntityID
@@ -230,7 +230,7 @@ func TestHookSetsCompose(t *testing.T) {
 			AfterToolCall: func(context.Context, *adapter.Call, *adapter.Outcome) { order = append(order, name+".AfterToolCall") },
 		}
 	}
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(set("a")), adapter.WithHooks(set("b")))
+	fn := newFunction(widgetTool(t), adapter.WithHooks(set("a")), adapter.WithHooks(set("b")))
 	runOne(t, fn, map[string]any{"entityId": "w"}, nil)
 	want := []string{"a.BeforeToolCall", "b.BeforeToolCall", "a.BeforeHandle", "b.BeforeHandle",
 		"b.AfterHandle", "a.AfterHandle", "b.AfterToolCall", "a.AfterToolCall"}
@@ -246,7 +246,7 @@ func TestPanickingHooksChangeOnlyWhatTheyShould(t *testing.T) {
 	boom := func() { panic("hook exploded") }
 	t.Run("AfterToolCall and OnToolError panics are swallowed", func(t *testing.T) {
 		rec := newRecorder()
-		fn := adapter.New(widgetTool(t), quietLogger(), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+		fn := newFunction(widgetTool(t), quietLogger(), adapter.WithHooks(rec.hooks(), adapter.Hooks{
 			OnToolError:   func(context.Context, *adapter.Call, error) { boom() },
 			AfterToolCall: func(context.Context, *adapter.Call, *adapter.Outcome) { boom() },
 		}))
@@ -264,7 +264,7 @@ func TestPanickingHooksChangeOnlyWhatTheyShould(t *testing.T) {
 	})
 	t.Run("BeforeHandle panic fails the call and is observed raw", func(t *testing.T) {
 		rec := newRecorder()
-		fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+		fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
 			BeforeHandle: func(context.Context, *adapter.Call) error { boom(); return nil },
 		}))
 		res, _ := runOne(t, fn, map[string]any{"entityId": "w"}, nil)
@@ -278,7 +278,7 @@ func TestPanickingHooksChangeOnlyWhatTheyShould(t *testing.T) {
 	})
 	t.Run("BeforeToolCall panic is a rejection", func(t *testing.T) {
 		rec := newRecorder()
-		fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+		fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
 			BeforeToolCall: func(context.Context, *adapter.Call, json.RawMessage) (json.RawMessage, error) {
 				boom()
 				return nil, nil
@@ -306,7 +306,7 @@ func TestScopesFailClosed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			called := false
-			fn := adapter.New(widgetTool(t, scoped), adapter.WithHooks(adapter.Hooks{
+			fn := newFunction(widgetTool(t, scoped), adapter.WithHooks(adapter.Hooks{
 				BeforeHandle: func(context.Context, *adapter.Call) error { called = true; return nil },
 			}))
 			res, _ := runOne(t, fn, map[string]any{"entityId": "w"}, tc.caller)
@@ -331,7 +331,7 @@ func TestScopesFailClosed(t *testing.T) {
 func TestClientInfoNeverBecomesIdentity(t *testing.T) {
 	scoped := func(d *adapter.ToolDef[widgetIn, widgetOut]) { d.Scopes = []string{"widgets:write"} }
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t, scoped), adapter.WithHooks(rec.hooks()))
+	fn := newFunction(widgetTool(t, scoped), adapter.WithHooks(rec.hooks()))
 	payload := mustJSON(t, map[string]any{
 		"mcpfn": "1", "callId": "spoof", "sessionId": "admin",
 		"params": map[string]any{"name": "widget_update", "arguments": map[string]any{"entityId": "w"},
@@ -357,7 +357,7 @@ func TestTimeoutEndsReserveBeforeDeadline(t *testing.T) {
 		t.Run("fail="+mode, func(t *testing.T) {
 			rec := newRecorder()
 			var deadline time.Time
-			fn := adapter.New(widgetTool(t), adapter.WithReserve(300*time.Millisecond), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+			fn := newFunction(widgetTool(t), adapter.WithReserve(300*time.Millisecond), adapter.WithHooks(rec.hooks(), adapter.Hooks{
 				BeforeHandle: func(ctx context.Context, _ *adapter.Call) error { deadline, _ = ctx.Deadline(); return nil },
 			}))
 			start := time.Now()
@@ -401,7 +401,7 @@ func TestCredentials(t *testing.T) {
 		}
 	}
 	t.Run("attached", func(t *testing.T) {
-		fn := adapter.New(widgetTool(t, needsGitHub), adapter.WithCredentials(staticCreds{}))
+		fn := newFunction(widgetTool(t, needsGitHub), adapter.WithCredentials(staticCreds{}))
 		res, _ := runOne(t, fn, map[string]any{"entityId": "w"}, alice)
 		if string(res.StructuredContent) != `{"entityId":"s3cr3t-for-alice"}` {
 			t.Fatalf("got %+v", res)
@@ -409,7 +409,7 @@ func TestCredentials(t *testing.T) {
 	})
 	t.Run("none attached fails closed", func(t *testing.T) {
 		rec := newRecorder()
-		fn := adapter.New(widgetTool(t, needsGitHub), adapter.WithHooks(rec.hooks()))
+		fn := newFunction(widgetTool(t, needsGitHub), adapter.WithHooks(rec.hooks()))
 		res, _ := runOne(t, fn, map[string]any{"entityId": "w"}, alice)
 		if res.errorBody(t).Error != "INTERNAL_SERVER_ERROR" {
 			t.Fatal("want a failure")
@@ -420,7 +420,7 @@ func TestCredentials(t *testing.T) {
 	})
 	t.Run("pull without provider", func(t *testing.T) {
 		var err error
-		fn := adapter.New(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+		fn := newFunction(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
 			d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
 				_, err = c.ResolveCredential(ctx, adapter.CredentialNeed{Name: "x"})
 				return widgetOut{EntityID: in.EntityID}, nil
@@ -437,7 +437,7 @@ func TestTeardownScopes(t *testing.T) {
 	var ran []string
 	var envErr error
 	var scopes []adapter.TeardownScope
-	fn := adapter.New(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+	fn := newFunction(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
 		d.Handler = func(_ context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
 			scopes = c.TeardownScopes()
 			if err := c.OnTeardown(adapter.TeardownCall, func() { ran = append(ran, "call") }); err != nil {
@@ -477,11 +477,11 @@ func TestOutputValidatedWhereItCanDiffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	res, _ := runOne(t, adapter.New(given, adapter.WithHooks(rec.hooks())), map[string]any{"entityId": "abc"}, nil)
+	res, _ := runOne(t, newFunction(given, adapter.WithHooks(rec.hooks())), map[string]any{"entityId": "abc"}, nil)
 	if res.errorBody(t).Error != "INTERNAL_SERVER_ERROR" || rec.only(t).Stage != adapter.StageValidateOutput {
 		t.Fatalf("a short id breaks the given output schema: %+v", rec.only(t))
 	}
-	res, _ = runOne(t, adapter.New(given), map[string]any{"entityId": "abcdef"}, nil)
+	res, _ = runOne(t, newFunction(given), map[string]any{"entityId": "abcdef"}, nil)
 	if res.IsError {
 		t.Fatalf("valid output rejected: %+v", res)
 	}
@@ -492,7 +492,7 @@ func TestOutputValidatedWhereItCanDiffer(t *testing.T) {
 			return stamped{At: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}, nil
 		},
 	})
-	res, _ = runOne(t, adapter.New(timed), map[string]any{"entityId": "w"}, nil)
+	res, _ = runOne(t, newFunction(timed), map[string]any{"entityId": "w"}, nil)
 	if res.IsError || string(res.StructuredContent) != `{"at":"2026-11-29T12:00:00Z"}` {
 		t.Fatalf("got %+v", res)
 	}
@@ -502,7 +502,7 @@ func TestOutputValidatedWhereItCanDiffer(t *testing.T) {
 // finds the call through the context it was handed.
 func TestCallFromContext(t *testing.T) {
 	var same bool
-	fn := adapter.New(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+	fn := newFunction(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
 		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
 			got, ok := adapter.CallFrom(ctx)
 			same = ok && got == c

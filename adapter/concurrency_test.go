@@ -92,7 +92,7 @@ func traceFor(i int) string {
 // Function value (Lambda Managed Instances run several in one process).
 func TestConcurrentInvocationsAreIsolated(t *testing.T) {
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t, slowWidget), adapter.WithHooks(rec.hooks()))
+	fn := newFunction(widgetTool(t, slowWidget), adapter.WithHooks(rec.hooks()))
 	const n = 200
 	var wg sync.WaitGroup
 	for i := range n {
@@ -123,7 +123,7 @@ func TestBatchCallsAreIsolated(t *testing.T) {
 		c.Trace = adapter.ParseTraceHeader(fmt.Sprintf("Root=1-x;Parent=%016x", mustAtoi(t, strings.TrimPrefix(in.EntityID, "e"))))
 		return nil, nil
 	}}
-	fn := adapter.New(widgetTool(t, slowWidget), adapter.WithHooks(stamp, rec.hooks()))
+	fn := newFunction(widgetTool(t, slowWidget), adapter.WithHooks(stamp, rec.hooks()))
 	const n = 100
 	var batch []map[string]any
 	for i := range n {
@@ -162,7 +162,7 @@ func TestTraceParentComesFromTheInvocation(t *testing.T) {
 	t.Setenv("_X_AMZN_TRACE_ID", "Root=1-decoy-decoy;Parent=dec0ydec0ydec0y0;Sampled=1")
 	run := func(payload []byte, header string) observed {
 		rec := newRecorder()
-		fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+		fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 		invoke(t, fn, payload, lambdaInvoke{Trace: header})
 		return rec.only(t)
 	}

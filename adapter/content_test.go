@@ -46,7 +46,7 @@ func TestContentBlocksOnTheWire(t *testing.T) {
 			}}, nil
 		},
 	})
-	fn := adapter.New(tool)
+	fn := newFunction(tool)
 	got := invokeRPC(t, fn, "tools/call", `{"name":"chart","arguments":{"title":"Sales"}}`)
 	b, _ := json.Marshal(got)
 	want := `{"content":[` +
@@ -85,7 +85,7 @@ func TestContentStructuredAgainstOutputSchema(t *testing.T) {
 			return adapter.Content{Blocks: []adapter.Block{adapter.Text("2 points")}, Structured: structured}, nil
 		},
 	})
-	fn := adapter.New(tool)
+	fn := newFunction(tool)
 
 	structured = map[string]int{"points": 2}
 	got := invokeRPC(t, fn, "tools/call", `{"name":"chart","arguments":{}}`)
@@ -110,7 +110,7 @@ func TestContentPointerFromAfterHandle(t *testing.T) {
 	// A hook may replace a JSON output with content blocks; the result
 	// builder recognises *Content too.
 	tool := widgetTool(t)
-	fn := adapter.New(tool, adapter.WithHooks(adapter.Hooks{
+	fn := newFunction(tool, adapter.WithHooks(adapter.Hooks{
 		AfterHandle: func(context.Context, *adapter.Call, any) (any, error) {
 			return &adapter.Content{Blocks: []adapter.Block{adapter.Text("replaced")}}, nil
 		},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpfn/mcpfn/calltoken"
 	"maps"
 	"strings"
 	"sync"
@@ -78,32 +79,10 @@ type MCPMeta struct {
 	Meta map[string]any
 }
 
-// Identity is a caller verified by the gateway (a token it checked, or the
-// IAM principal Lambda's Function URL authenticated). Nothing the client
-// reports about itself ever becomes an Identity.
-type Identity struct {
-	Subject    string   `json:"subject"`
-	AuthMethod string   `json:"authMethod"` // "jwt", "iam"
-	ClientID   string   `json:"clientId,omitempty"`
-	Issuer     string   `json:"issuer,omitempty"`
-	Scopes     []string `json:"scopes,omitempty"`
-	Tenant     string   `json:"tenant,omitempty"`
-	IP         string   `json:"ip,omitempty"`
-	UserAgent  string   `json:"userAgent,omitempty"`
-}
-
-// HasScope reports whether the identity holds scope.
-func (id *Identity) HasScope(scope string) bool {
-	if id == nil {
-		return false
-	}
-	for _, s := range id.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
+// Identity is a verified caller. The adapter takes it only from a call
+// token that verified (package calltoken); it is absent when the call carried
+// none, and never synthesised.
+type Identity = calltoken.Identity
 
 // Trace is the call's place in an X-Ray trace.
 type Trace struct {
@@ -188,6 +167,13 @@ type Call struct {
 	// auditTrace is the trace id the auditor gave an untraced call's
 	// pending row, so its final row names the same trace.
 	auditTrace string
+
+	// received are the arguments as the call token bound them (before any
+	// BeforeToolCall replaced them); multi-round state is bound to them too.
+	received json.RawMessage
+	// claimed is a caller the payload named without a token that verified:
+	// recorded in the audit row as unverified, nothing else.
+	claimed *Identity
 
 	// Multi-round input (multiround.go).
 	inputResponses map[string]json.RawMessage

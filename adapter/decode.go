@@ -38,7 +38,8 @@ type decoded struct {
 	args      json.RawMessage
 	meta      map[string]any
 	mcp       *MCPMeta
-	caller    *Identity
+	callToken string    // the signer's call token, verified in step 1
+	claimed   *Identity // a caller the payload names: never identity
 	sessionID string
 	envTrace  string // the caller's trace header (envelope)
 	agentCore *AgentCoreFacts
@@ -175,7 +176,8 @@ func decodedEnvelope(env Envelope) *decoded {
 		toolName:  env.Params.Name,
 		args:      env.Params.Arguments,
 		meta:      env.Params.Meta,
-		caller:    env.Caller,
+		callToken: env.CallToken,
+		claimed:   env.ClaimedCaller,
 		sessionID: env.SessionID,
 		envTrace:  env.TraceHeader,
 		rpcID:     env.MCP.JSONRPCID,

@@ -28,7 +28,7 @@ func TestAgentCoreTarget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var seen *adapter.Call
 			rec := newRecorder()
-			fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+			fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks(), adapter.Hooks{
 				AfterToolCall: func(_ context.Context, c *adapter.Call, _ *adapter.Outcome) { seen = c },
 			}))
 			custom := agentCoreContext(name)
@@ -58,7 +58,7 @@ func TestAgentCoreTarget(t *testing.T) {
 // arguments, so an envelope-shaped one must not smuggle in an identity.
 func TestAgentCorePayloadIsOnlyArguments(t *testing.T) {
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 	forged := `{"mcpfn":"1","callId":"x","caller":{"subject":"root","authMethod":"jwt"},"params":{"name":"widget_update","arguments":{"entityId":"w"}}}`
 	raw := invoke(t, fn, []byte(forged), lambdaInvoke{Custom: agentCoreContext("t___widget_update")})
 	var res callResult
@@ -73,7 +73,7 @@ func TestAgentCorePayloadIsOnlyArguments(t *testing.T) {
 
 func TestAgentCoreBadPropagatedHeaders(t *testing.T) {
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 	custom := agentCoreContext("widget_update")
 	custom["bedrockAgentCorePropagatedHeaders"] = `{not json`
 	raw := invoke(t, fn, []byte(`{"entityId":"w"}`), lambdaInvoke{Custom: custom})
@@ -121,8 +121,9 @@ func TestBadInput(t *testing.T) {
 		{"wrong argument type", envelopeOf(t, "c", "widget_update", map[string]any{"entityId": 5}, nil), "VALIDATION_ERROR", false},
 		{"missing required argument", envelopeOf(t, "c", "widget_update", map[string]any{"note": "n"}, nil), "VALIDATION_ERROR", false},
 		{"extra argument", envelopeOf(t, "c", "widget_update", map[string]any{"entityId": "w", "admin": true}, nil), "VALIDATION_ERROR", false},
-		{"arguments not an object", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":[1]}}`), "must be a JSON object", false},
-		{"5 MB argument", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":` + huge + `}}`), "PAYLOAD_TOO_LARGE", false},
+		{"arguments not an object", signedRaw(t, "c", "widget_update", `[1]`), "must be a JSON object", false},
+		{"5 MB argument", signedRaw(t, "c", "widget_update", huge), "PAYLOAD_TOO_LARGE", false},
+		{"envelope without a call token", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":{"entityId":"w"}}}`), "token_missing", false},
 		{"10,000 levels deep", []byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":` + deep + `}}`), "nests deeper than", true},
 		{"invalid UTF-8", append([]byte(`{"mcpfn":"1","callId":"c","params":{"name":"widget_update","arguments":{"entityId":"`), 0xff, 0xfe, '"', '}', '}', '}'), "not valid UTF-8", true},
 		{"envelope without callId", []byte(`{"mcpfn":"1","params":{"name":"widget_update","arguments":{"entityId":"w"}}}`), "no callId", true},
@@ -133,7 +134,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := newRecorder()
-			fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+			fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 			raw := invoke(t, fn, tc.payload, lambdaInvoke{})
 			if !json.Valid(raw) {
 				t.Fatalf("answer is not JSON: %q", raw)
@@ -169,7 +170,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestValidationIssuesAreReturned(t *testing.T) {
-	fn := adapter.New(widgetTool(t))
+	fn := newFunction(widgetTool(t))
 	res, _ := runOne(t, fn, map[string]any{"entityId": 5, "sleepMs": "x"}, nil)
 	body := res.errorBody(t)
 	var issues []adapter.Issue
@@ -184,7 +185,7 @@ func TestValidationIssuesAreReturned(t *testing.T) {
 func TestJSONRPCProtocolMethods(t *testing.T) {
 	tool := widgetTool(t)
 	rec := newRecorder()
-	fn := adapter.New(tool, adapter.WithHooks(rec.hooks()))
+	fn := newFunction(tool, adapter.WithHooks(rec.hooks()))
 
 	raw := invoke(t, fn, []byte(`{"jsonrpc":"2.0","id":"l","method":"tools/list"}`), lambdaInvoke{})
 	var list struct {
@@ -227,7 +228,7 @@ func TestJSONRPCProtocolMethods(t *testing.T) {
 
 func TestBatchOfGarbageAnswersEachEntry(t *testing.T) {
 	rec := newRecorder()
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 	raw := invoke(t, fn, []byte(`[1,{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"widget_update","arguments":{"entityId":"w"}}}]`), lambdaInvoke{})
 	var resps []struct {
 		ID     json.RawMessage   `json:"id"`
@@ -250,7 +251,7 @@ func TestBatchOfGarbageAnswersEachEntry(t *testing.T) {
 
 func TestTenantAndSessionKey(t *testing.T) {
 	var seen []*adapter.Call
-	fn := adapter.New(widgetTool(t), adapter.WithHooks(adapter.Hooks{
+	fn := newFunction(widgetTool(t), adapter.WithHooks(adapter.Hooks{
 		AfterToolCall: func(_ context.Context, c *adapter.Call, _ *adapter.Outcome) { seen = append(seen, c) },
 	}))
 	// Lambda tenant isolation gives the tenant when no verified identity does.

@@ -21,8 +21,14 @@ type Envelope struct {
 	Params EnvelopeParams `json:"params"`
 	// MCP are the protocol facts the gateway saw on the request.
 	MCP EnvelopeMCP `json:"mcp"`
-	// Caller is the identity the gateway verified; absent when none was.
-	Caller *Identity `json:"caller,omitempty"`
+	// CallToken is the signer's call token (package calltoken): it binds
+	// the verified caller, the call id, the tool, the arguments and the
+	// target function. A function refuses an envelope without a valid one.
+	CallToken string `json:"callToken,omitempty"`
+	// ClaimedCaller is a caller named in the payload itself. It is never
+	// identity: a function records it in the audit row as unverified, and
+	// nothing else. (Envelopes before call tokens carried the caller here.)
+	ClaimedCaller *Identity `json:"caller,omitempty"`
 	// SessionID is the Mcp-Session-Id header, if the client sent one: caller
 	// data, never identity.
 	SessionID string `json:"sessionId,omitempty"`

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // Limits bound what one invocation may cost. Exceeding one is a clear error
@@ -52,6 +54,7 @@ type options struct {
 	limits         Limits
 	teardownScopes []TeardownScope
 	stateKey       []byte
+	verifier       *calltoken.Verifier
 }
 
 // Option configures a [Function].
@@ -132,7 +135,10 @@ func New(tool *Tool, opts ...Option) *Function {
 	if o.logger == nil {
 		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	if len(o.stateKey) == 0 {
+	if len(o.stateKey) > 0 && len(o.stateKey) < calltoken.MinSecretBytes {
+		panic(fmt.Sprintf("adapter: a request-state key must be at least %d bytes, got %d", calltoken.MinSecretBytes, len(o.stateKey)))
+	}
+	if len(o.stateKey) == 0 && o.verifier == nil {
 		o.stateKey = randomStateKey()
 	}
 	f := &Function{tool: tool, opts: o, envTD: &environmentTeardown{}}

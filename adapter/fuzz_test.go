@@ -24,7 +24,7 @@ func FuzzInvoke(f *testing.F) {
 	tool := widgetTool(f)
 	f.Fuzz(func(t *testing.T, payload []byte, acTool, acHeaders string) {
 		rec := newRecorder()
-		fn := adapter.New(tool, adapter.WithHooks(rec.hooks()), quietLogger())
+		fn := newFunction(tool, adapter.WithHooks(rec.hooks()), quietLogger())
 		// A short deadline: generated arguments may ask the handler to sleep.
 		li := lambdaInvoke{Timeout: 700 * time.Millisecond}
 		if acTool != "" {

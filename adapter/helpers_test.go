@@ -140,17 +140,37 @@ func mustJSON(t testing.TB, v any) []byte {
 	return b
 }
 
-// envelopeOf builds an mcpfn envelope for a tools/call of tool.
+// testFunction is the function name every test function verifies call
+// tokens for.
+const testFunction = "widget"
+
+// newFunction is adapter.New with the test function's call-token verifier,
+// as Start gives a deployed function its own.
+func newFunction(tool *adapter.Tool, opts ...adapter.Option) *adapter.Function {
+	return adapter.New(tool, append([]adapter.Option{adapter.WithCallVerifier(lambdatest.Verifier(testFunction))}, opts...)...)
+}
+
+// envelopeOf builds an mcpfn envelope for a tools/call of tool, signed as
+// the gateway signs it, carrying caller (nil: none verified).
 func envelopeOf(t testing.TB, callID, tool string, args any, caller *adapter.Identity) []byte {
 	t.Helper()
+	argsJSON := mustJSON(t, args)
 	env := adapter.Envelope{
-		Version: adapter.EnvelopeVersion,
-		CallID:  callID,
-		Params:  adapter.EnvelopeParams{Name: tool, Arguments: mustJSON(t, args)},
-		MCP:     adapter.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"},
-		Caller:  caller,
+		Version:   adapter.EnvelopeVersion,
+		CallID:    callID,
+		Params:    adapter.EnvelopeParams{Name: tool, Arguments: argsJSON},
+		MCP:       adapter.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"},
+		CallToken: lambdatest.Token(testFunction, tool, callID, caller, argsJSON),
 	}
 	return mustJSON(t, env)
+}
+
+// signedRaw is an envelope around raw argument JSON (which may be anything),
+// with a call token that binds exactly those bytes.
+func signedRaw(t testing.TB, callID, tool, args string) []byte {
+	t.Helper()
+	tok := lambdatest.Token(testFunction, tool, callID, nil, []byte(args))
+	return []byte(`{"mcpfn":"1","callId":"` + callID + `","params":{"name":"` + tool + `","arguments":` + args + `},"callToken":"` + tok + `"}`)
 }
 
 // callResult is a decoded CallToolResult.

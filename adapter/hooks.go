@@ -59,6 +59,7 @@ type Stage string
 
 const (
 	StageDecode         Stage = "decode"
+	StageAuthenticate   Stage = "authenticate"
 	StageBeforeToolCall Stage = "before_tool_call"
 	StageValidateInput  Stage = "validate_input"
 	StageBeforeHandle   Stage = "before_handle"

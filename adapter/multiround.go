@@ -13,6 +13,8 @@ import (
 	"time"
 
 	json "github.com/segmentio/encoding/json"
+
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // Multi-round tool calls (MCP 2026-07-28, SEP-2322): a tool that needs
@@ -77,26 +79,35 @@ func (c *Call) ClientCapabilities() map[string]any {
 	return caps
 }
 
-// DefaultRequestStateTTL bounds how long a sealed request state is accepted.
-const DefaultRequestStateTTL = 15 * time.Minute
-
-// EnvRequestStateKey names the variable Start reads the request-state key
-// from. Every execution environment of a function must share the key, or a
-// retry served by another environment is refused; without it Start uses a
-// random per-process key.
-const EnvRequestStateKey = "MCPFN_REQUEST_STATE_KEY"
+// DefaultRequestStateTTL bounds how long a sealed request state is accepted:
+// long enough for a person to answer an elicitation, short enough that a
+// leaked state is soon worthless.
+const DefaultRequestStateTTL = 10 * time.Minute
 
 // WithRequestStateKey sets the key that seals request states (at least 32
-// bytes; shared by every environment of the function).
+// bytes; [New] panics on a shorter one). Every environment of the function
+// must share it. Without it a function with call-token keys derives its
+// state keys from them ([Start] does), and one without uses a random
+// per-process key, so a later round served by another environment is refused.
 func WithRequestStateKey(key []byte) Option {
 	return func(o *options) { o.stateKey = append([]byte(nil), key...) }
 }
 
+// stateKeys returns the keys that open request states, the sealing one
+// first.
+func (f *Function) stateKeys(now time.Time) [][]byte {
+	if len(f.opts.stateKey) > 0 || f.opts.verifier == nil {
+		return [][]byte{f.opts.stateKey}
+	}
+	return f.opts.verifier.Keyring().StateKeys(now)
+}
+
 // errStateRejected is why a request state was refused; the caller hears it
 // as a JSON-RPC invalid-params error.
-var errStateRejected = errors.New("requestState failed its integrity check (tampered, expired, or issued for another tool or caller)")
+var errStateRejected = errors.New("requestState failed its integrity check (tampered, expired, or issued for another tool, caller or arguments)")
 
-// sealState binds state to the tool and the verified caller, with an expiry:
+// sealState binds state to the tool, the full verified caller (issuer,
+// subject, tenant) and the arguments, with an expiry:
 // base64url(expiry ‖ state) "." base64url(HMAC).
 func sealState(key []byte, call *Call, state string, now time.Time) string {
 	body := make([]byte, 8, 8+len(state))
@@ -105,15 +116,23 @@ func sealState(key []byte, call *Call, state string, now time.Time) string {
 	return base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(stateMAC(key, call, body))
 }
 
-// openState verifies a sealed state and returns what the tool stored.
-func openState(key []byte, call *Call, sealed string, now time.Time) (string, error) {
+// openState verifies a sealed state with any of keys and returns what the
+// tool stored.
+func openState(keys [][]byte, call *Call, sealed string, now time.Time) (string, error) {
 	b64body, b64mac, ok := strings.Cut(sealed, ".")
 	if !ok {
 		return "", errStateRejected
 	}
 	body, err1 := base64.RawURLEncoding.DecodeString(b64body)
 	mac, err2 := base64.RawURLEncoding.DecodeString(b64mac)
-	if err1 != nil || err2 != nil || len(body) < 8 || !hmac.Equal(mac, stateMAC(key, call, body)) {
+	if err1 != nil || err2 != nil || len(body) < 8 {
+		return "", errStateRejected
+	}
+	ok = false
+	for _, key := range keys {
+		ok = ok || hmac.Equal(mac, stateMAC(key, call, body))
+	}
+	if !ok {
 		return "", errStateRejected
 	}
 	if now.Unix() > int64(binary.BigEndian.Uint64(body[:8])) {
@@ -124,12 +143,16 @@ func openState(key []byte, call *Call, sealed string, now time.Time) (string, er
 
 func stateMAC(key []byte, call *Call, body []byte) []byte {
 	m := hmac.New(sha256.New, key)
-	subject := ""
-	if call.Caller != nil {
-		subject = call.Caller.AuthMethod + ":" + call.Caller.Subject
+	var issuer, subject, method, tenant string
+	if c := call.Caller; c != nil {
+		issuer, subject, method = c.Issuer, c.Subject, c.AuthMethod
 	}
-	// Length-prefixed fields: no two (tool, subject, body) share an input.
-	for _, f := range [][]byte{[]byte(call.Tool), []byte(subject), body} {
+	tenant = call.Tenant
+	// Length-prefixed fields: no two (tool, caller, arguments, body) share
+	// an input.
+	fields := [][]byte{[]byte("request-state"), []byte(call.Tool), []byte(method), []byte(issuer), []byte(subject), []byte(tenant),
+		[]byte(calltoken.ArgsDigest(call.received)), body}
+	for _, f := range fields {
 		var n [4]byte
 		binary.BigEndian.PutUint32(n[:], uint32(len(f)))
 		m.Write(n[:])

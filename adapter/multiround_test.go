@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // askName is a two-round tool: round 1 asks the user's name and carries the
@@ -58,7 +59,8 @@ func round(t *testing.T, fn *adapter.Function, caller *adapter.Identity, args an
 	if state != "" {
 		params["requestState"] = state
 	}
-	env := map[string]any{"mcpfn": "1", "callId": "c", "params": params, "caller": caller}
+	env := map[string]any{"mcpfn": "1", "callId": "c", "params": params,
+		"callToken": lambdatest.Token(testFunction, "ask_name", "c", caller, mustJSON(t, args))}
 	raw := invoke(t, fn, mustJSON(t, env), lambdaInvoke{})
 	var resp struct {
 		Result roundResult       `json:"result"`
@@ -73,7 +75,7 @@ func round(t *testing.T, fn *adapter.Function, caller *adapter.Identity, args an
 func TestMultiRoundCall(t *testing.T) {
 	rec := newRecorder()
 	var outcomes []string
-	fn := adapter.New(askName(t), adapter.WithRequestStateKey([]byte("0123456789abcdef0123456789abcdef")), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+	fn := newFunction(askName(t), adapter.WithRequestStateKey([]byte("0123456789abcdef0123456789abcdef")), adapter.WithHooks(rec.hooks(), adapter.Hooks{
 		AfterToolCall: func(_ context.Context, c *adapter.Call, _ *adapter.Outcome) {
 			outcomes = append(outcomes, c.MCP.Outcome)
 		},
@@ -121,7 +123,7 @@ func TestMultiRoundCall(t *testing.T) {
 	}
 
 	// Another function (another key) refuses this one's state.
-	other := adapter.New(askName(t), adapter.WithRequestStateKey([]byte("another key, another function....")))
+	other := newFunction(askName(t), adapter.WithRequestStateKey([]byte("another key, another function....")))
 	if _, rpcErr := round(t, other, alice, map[string]any{}, answer, first.RequestState); rpcErr == nil {
 		t.Error("a state sealed with another key was accepted")
 	}

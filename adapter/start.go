@@ -6,6 +6,9 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // Start serves tool as this process's Lambda function and never returns.
@@ -13,21 +16,34 @@ import (
 //
 //	func main() { adapter.Start(handlers.BroadcastGet(store)) }
 //
-// When MCPFN_AUDIT_TABLE is set (template.yaml sets it) every call is
-// audited; environment-scoped teardowns run on SIGTERM.
+// From the environment (template.yaml sets it): MCPFN_AUDIT_TABLE audits
+// every call; MCPFN_CALL_KEY_SECRET names the Secrets Manager secret this
+// function's call tokens are verified with (and its multi-round request
+// state sealed with), loaded once at cold start. Environment-scoped
+// teardowns run on SIGTERM. A configuration that cannot be loaded stops the
+// function: it never runs unaudited or unverified by accident.
 func Start(tool *Tool, opts ...Option) {
 	ctx := context.Background()
 	auditor, err := auditorFromEnv(ctx)
 	if err != nil {
-		// A misconfigured audit must stop the function, not run it unaudited.
 		fmt.Fprintf(os.Stderr, "mcpfn: audit configuration: %v\n", err)
 		os.Exit(1)
 	}
 	if auditor != nil {
 		opts = append([]Option{WithAuditor(auditor)}, opts...)
 	}
-	if key := os.Getenv(EnvRequestStateKey); key != "" {
-		opts = append([]Option{WithRequestStateKey([]byte(key))}, opts...)
+	if os.Getenv(calltoken.EnvKeySecret) != "" {
+		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err == nil {
+			var v *calltoken.Verifier
+			if v, err = calltoken.VerifierFromEnv(ctx, cfg); err == nil {
+				opts = append([]Option{WithCallVerifier(v)}, opts...)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "mcpfn: call-token keys: %v\n", err)
+			os.Exit(1)
+		}
 	}
 	fn := New(tool, append(opts, withEnvironmentTeardown())...)
 	lambda.StartWithOptions(fn, lambda.WithEnableSIGTERM(fn.Shutdown))

@@ -36,7 +36,7 @@ func clampRow(r *Row, entityDimension string) {
 	for _, p := range []*string{
 		&r.CallID, &r.Status, &r.Tool, &r.Source, &r.MCPEra, &r.MCPMethod, &r.ProtocolVersion,
 		&r.ClientName, &r.ClientVersion, &r.MCPOutcome, &r.CallerSubject, &r.CallerAuthMethod,
-		&r.CallerClientID, &r.CallerIP, &r.CallerUserAgent, &r.Tenant, &r.SessionID,
+		&r.CallerClientID, &r.CallerIP, &r.CallerUserAgent, &r.UnverifiedCaller, &r.Tenant, &r.SessionID,
 		&r.TraceID, &r.SpanID, &r.ParentSpanID, &r.Sampled, &r.LinkedTraceparent, &r.Stage,
 		&r.ErrorCode, &r.LambdaRequestID, &r.FunctionName, &r.FunctionVersion,
 	} {

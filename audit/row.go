@@ -41,6 +41,10 @@ type Row struct {
 	CallerClientID   string `json:"callerClientId,omitempty" dynamodbav:"callerClientId,omitempty"`
 	CallerIP         string `json:"callerIp,omitempty" dynamodbav:"callerIp,omitempty"`
 	CallerUserAgent  string `json:"callerUserAgent,omitempty" dynamodbav:"callerUserAgent,omitempty"`
+	// UnverifiedCaller is who a refused call claimed to be ("subject" or
+	// "subject@issuer"): evidence of an attempt, never identity, and never
+	// indexed as a caller.
+	UnverifiedCaller string `json:"unverifiedCaller,omitempty" dynamodbav:"unverifiedCaller,omitempty"`
 	Tenant           string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
 	SessionID        string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
 

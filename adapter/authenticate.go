@@ -1,0 +1,75 @@
+package adapter
+
+import (
+	"context"
+
+	"github.com/mcpfn/mcpfn/calltoken"
+)
+
+// WithCallVerifier sets the verifier of this function's call tokens. [Start]
+// builds it from the environment (MCPFN_CALL_KEY_SECRET, which template.yaml
+// sets). Without one, the function refuses every envelope: it cannot tell the
+// gateway from anyone else allowed to invoke it.
+func WithCallVerifier(v *calltoken.Verifier) Option {
+	return func(o *options) { o.verifier = v }
+}
+
+// authenticate is the end of step 1: the call's identity, from its call
+// token and from nothing else.
+//
+//   - An envelope must carry a token that verifies for this function, this
+//     tool, this call id and these arguments; otherwise the call is refused
+//     with UNAUTHORIZED and a reason, before any hook runs.
+//   - An AgentCore call may carry one (placed by the mcpfn request
+//     interceptor); without it the call runs with no identity, so tools that
+//     require scopes refuse it. A token that is present must verify.
+//   - A JSON-RPC call (a client invoking the function directly) never has an
+//     identity.
+func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) error {
+	switch {
+	case d.source == SourceEnvelope:
+	case d.source == SourceAgentCore && d.callToken != "":
+	default:
+		return nil
+	}
+	v := f.opts.verifier
+	if v == nil {
+		return refused(call, d, &calltoken.Error{Reason: calltoken.ReasonNoKeys,
+			Detail: "this function has no call-token keys (MCPFN_CALL_KEY_SECRET)"})
+	}
+	want := calltoken.Expect{Tool: d.toolName, Args: d.args}
+	if d.source == SourceEnvelope {
+		want.CallID = d.callID
+	}
+	claims, err := v.Verify(ctx, d.callToken, want)
+	if err != nil {
+		return refused(call, d, err)
+	}
+	if d.source == SourceAgentCore && claims.CallID != "" {
+		// The interceptor's call id: a replayed token names the same call,
+		// so a destructive tool's write-ahead row refuses it.
+		call.ID = claims.CallID
+	}
+	call.Caller = claims.Caller.Clone()
+	if call.Caller != nil && call.Caller.Tenant != "" {
+		call.Tenant = call.Caller.Tenant
+	}
+	return nil
+}
+
+// refused records the caller the payload claimed (as unverified) and builds
+// the UNAUTHORIZED error, whose reason the caller and the audit row see.
+func refused(call *Call, d *decoded, err error) error {
+	call.claimed = d.claimed
+	if call.claimed == nil {
+		call.claimed = calltoken.Unverified(d.callToken)
+	}
+	reason := calltoken.ReasonOf(err)
+	if reason == "" {
+		reason = calltoken.ReasonMalformed
+	}
+	return NewError(CodeUnauthorized, "the call's token was refused ("+string(reason)+")").
+		WithDetails(map[string]any{"reason": string(reason)}).
+		WithHint("call this tool through its gateway; a function verifies who called it and is never told").
+		WithCause(err)
+}
