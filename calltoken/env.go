@@ -69,9 +69,7 @@ func ParseSecrets(s string) (map[string]string, error) {
 }
 
 // SignerFromEnv builds a signer named name for the tools of functions (tool
-// → function), with the secrets EnvKeySecrets names, loaded concurrently.
-// Every tool needs a secret: a tool the signer cannot sign for could not be
-// called at all.
+// → function), with the secrets EnvKeySecrets names.
 func SignerFromEnv(ctx context.Context, cfg aws.Config, name string, functions map[string]string) (*Signer, error) {
 	secrets, err := ParseSecrets(os.Getenv(EnvKeySecrets))
 	if err != nil {
@@ -81,7 +79,14 @@ func SignerFromEnv(ctx context.Context, cfg aws.Config, name string, functions m
 	if err != nil {
 		return nil, err
 	}
-	api := secretsmanager.NewFromConfig(cfg)
+	return LoadSigner(ctx, secretsmanager.NewFromConfig(cfg), name, functions, secrets, grace)
+}
+
+// LoadSigner builds a signer named name for the tools of functions (tool →
+// function), each with the keys of the secret secrets names for it, loaded
+// concurrently. Every tool needs a secret: a tool the signer cannot sign for
+// could not be called at all.
+func LoadSigner(ctx context.Context, api SecretsAPI, name string, functions, secrets map[string]string, grace time.Duration) (*Signer, error) {
 	s := NewSigner(name)
 	var (
 		wg   sync.WaitGroup
@@ -112,3 +117,6 @@ func SignerFromEnv(ctx context.Context, cfg aws.Config, name string, functions m
 	}
 	return s, nil
 }
+
+// Grace is the grace window the environment configures (EnvGrace).
+func Grace() (time.Duration, error) { return graceFromEnv() }

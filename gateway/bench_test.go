@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // The gateway's own overhead per call: HTTP in → envelope → Invoke request
@@ -101,6 +102,7 @@ func benchGateway(b *testing.B, invoker Invoker) {
 	g, err := New(Config{
 		Tools: []*adapter.Tool{benchTool(b)}, Functions: map[string]string{"echo_call": "fn-echo"},
 		Auth: AuthNone, Lambda: invoker, Logger: quiet,
+		Signer: lambdatest.Signer(map[string]string{"echo_call": "fn-echo"}),
 	})
 	if err != nil {
 		b.Fatal(err)

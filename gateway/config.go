@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // AuthMode says how the gateway verifies callers. There is no default: a
@@ -54,6 +55,7 @@ const (
 	EnvMaxBatch       = "MCPFN_MAX_BATCH"       // largest 2025-03-26 batch accepted, default 64
 	EnvMCPPath        = "MCPFN_MCP_PATH"        // default "/mcp"
 	EnvListenAddr     = "MCPFN_LISTEN_ADDR"     // local server address, default 127.0.0.1:8080
+	EnvToolsList      = "MCPFN_TOOLS_LIST"      // hide | show: tools a caller lacks scopes for (default hide)
 )
 
 const (
@@ -134,6 +136,22 @@ type Config struct {
 	// MaxBatch bounds the number of messages in one JSON-RPC batch. Default 64.
 	MaxBatch int
 
+	// Signer signs every forwarded call with its function's key (package
+	// calltoken). Nil: [New] loads one from Secrets Manager with the secrets
+	// KeySecrets names (tool → secret id), through KeySecretsAPI or a client
+	// from the default AWS configuration. A gateway that cannot sign cannot
+	// forward: functions refuse unsigned envelopes.
+	Signer        *calltoken.Signer
+	KeySecrets    map[string]string
+	KeySecretsAPI calltoken.SecretsAPI
+	// KeyGrace is how long a rotated-out key still verifies (default 1h).
+	KeyGrace time.Duration
+
+	// ToolsList says what tools/list shows a caller of the tools whose
+	// scopes it lacks: ToolsHide (default) leaves them out, ToolsShow lists
+	// them (a call is still refused with FORBIDDEN before any invoke).
+	ToolsList ToolsListMode
+
 	// Lambda invokes the functions. Nil: a *lambda.Client from the default
 	// AWS configuration (AWS_ENDPOINT_URL_LAMBDA is honoured by the SDK).
 	Lambda Invoker
@@ -148,6 +166,15 @@ type Config struct {
 	// ServerName and ServerVersion are the MCP server implementation info.
 	ServerName, ServerVersion string
 }
+
+// ToolsListMode is [Config.ToolsList].
+type ToolsListMode string
+
+// The tools/list modes.
+const (
+	ToolsHide ToolsListMode = "hide"
+	ToolsShow ToolsListMode = "show"
+)
 
 // ConfigFromEnv reads the MCPFN_* environment (see the Env* constants). It
 // leaves Tools empty: the caller sets the catalog.
@@ -172,6 +199,19 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 			Audience: strings.TrimSpace(getenv(EnvJWTAudience)),
 			JWKSURL:  strings.TrimSpace(getenv(EnvJWTJWKSURL)),
 		},
+	}
+	cfg.ToolsList = ToolsListMode(strings.ToLower(strings.TrimSpace(getenv(EnvToolsList))))
+	secrets, err := calltoken.ParseSecrets(getenv(calltoken.EnvKeySecrets))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.KeySecrets = secrets
+	if v := strings.TrimSpace(getenv(calltoken.EnvGrace)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a Go duration such as 1h", calltoken.EnvGrace, v))
+		}
+		cfg.KeyGrace = d
 	}
 	fns, err := ParseToolFunctions(getenv(EnvToolFunctions))
 	if err != nil {
@@ -290,6 +330,19 @@ func (c *Config) check() error {
 		sort.Strings(unknown)
 		// A typo here would otherwise leave a tool silently unreachable.
 		errs = append(errs, fmt.Errorf("gateway: %s names tools not in the catalog: %s", EnvToolFunctions, strings.Join(unknown, ", ")))
+	}
+	switch c.ToolsList {
+	case "":
+		c.ToolsList = ToolsHide
+	case ToolsHide, ToolsShow:
+	default:
+		errs = append(errs, fmt.Errorf("%s=%q: want hide or show", EnvToolsList, c.ToolsList))
+	}
+	if c.Signer == nil && len(c.KeySecrets) == 0 {
+		errs = append(errs, fmt.Errorf("gateway: no call-token keys: set %s (tool=secretId,…) so that every forwarded call is signed", calltoken.EnvKeySecrets))
+	}
+	if c.KeyGrace == 0 {
+		c.KeyGrace = calltoken.DefaultGrace
 	}
 	if c.Path == "" {
 		c.Path = defaultMCPPath

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // forwarder returns the tools/call handler of one catalog tool: it builds the
@@ -40,6 +41,11 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			ri = &requestInfo{}
 		}
 		p := req.Params
+		// Authorization at the endpoint: a caller without the tool's
+		// scopes is refused here, and its function is never invoked.
+		if denied := authorizeTool(t, ri.identity); denied != nil {
+			return errorResult(denied), nil
+		}
 		pv := req.ProtocolVersion()
 		env := adapter.Envelope{
 			Version: adapter.EnvelopeVersion,
@@ -56,9 +62,6 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				ProtocolVersion: pv,
 				JSONRPCID:       ri.jsonrpcID,
 			},
-			// Only what the front verified. Client info, the session id and
-			// every header stay attribution or caller data.
-			Caller:    ri.identity,
 			SessionID: ri.sessionID,
 		}
 		if ci := req.ClientInfo(); ci != nil {
@@ -69,6 +72,18 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				env.Params.InputResponses = b
 			}
 		}
+		// The verified caller travels only inside the call token, which
+		// binds it to this call id, tool, function and arguments. Client
+		// info, the session id and every header stay attribution.
+		start := time.Now()
+		tok, err := g.signer.Sign(calltoken.Call{
+			Tool: name, CallID: env.CallID, Caller: ri.identity, Args: p.Arguments,
+			Expires: g.forwardDeadline(start, ri),
+		})
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway cannot sign calls to this tool"}
+		}
+		env.CallToken = tok
 		header, spanID := forwardTrace(ri.trace)
 		env.TraceHeader = header
 		payload, err := json.Marshal(&env)
@@ -76,7 +91,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call's params cannot be forwarded: " + err.Error()}
 		}
 
-		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: time.Now()}
+		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start}
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID))
@@ -86,6 +101,19 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		}
 		return res, nil
 	}
+}
+
+// forwardDeadline is when a call forwarded at start must have its answer:
+// InvokeTimeout, cut short early enough to still answer before the gateway's
+// own invocation ends. The call token expires then too.
+func (g *Gateway) forwardDeadline(start time.Time, ri *requestInfo) time.Time {
+	deadline := start.Add(g.cfg.InvokeTimeout)
+	if !ri.deadline.IsZero() {
+		if d := ri.deadline.Add(-g.cfg.DeadlineReserve); d.Before(deadline) {
+			deadline = d
+		}
+	}
+	return deadline
 }
 
 // forward is one forwarded call's bookkeeping.
@@ -106,15 +134,7 @@ type forward struct {
 // of a result or a JSON-RPC error.
 func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, traceHeader string) (*mcp.CallToolResult, *jsonrpc.Error) {
 	defer func() { f.end = time.Now() }()
-	cfg := f.g.cfg
-	deadline := f.start.Add(cfg.InvokeTimeout)
-	if !ri.deadline.IsZero() {
-		// Stop early enough to still answer before the gateway's own
-		// invocation ends.
-		if d := ri.deadline.Add(-cfg.DeadlineReserve); d.Before(deadline) {
-			deadline = d
-		}
-	}
+	deadline := f.g.forwardDeadline(f.start, ri)
 	if !deadline.After(f.start) {
 		return f.failure(adapter.CodeTimeout, "the gateway had no time left to call the tool", true, errors.New("no time left before the gateway's deadline")), nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // Gateway is the hosted MCP endpoint, an http.Handler. Build it once (at cold
@@ -36,6 +37,8 @@ type Gateway struct {
 	hosts   map[string]bool
 	origins *http.CrossOriginProtection
 	allowed map[string]bool // AllowedOrigins, for CORS response headers
+	signer  *calltoken.Signer
+	tools   map[string]*adapter.Tool
 	stop    context.CancelFunc
 }
 
@@ -62,7 +65,16 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, stop: stop}
+	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, signer: cfg.Signer, tools: map[string]*adapter.Tool{}, stop: stop}
+	for _, t := range cfg.Tools {
+		g.tools[t.Name()] = t
+	}
+	if g.signer == nil {
+		if err := g.loadSigner(ctx); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	if g.invoker == nil {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) {
@@ -123,6 +135,7 @@ func New(cfg Config) (*Gateway, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Logger:       sdkLogger,
 	})
+	g.server.AddReceivingMiddleware(g.filterToolsList)
 	for _, t := range cfg.Tools {
 		// The raw handler: the gateway neither decodes nor validates the
 		// arguments; the function validates them against the same schema.

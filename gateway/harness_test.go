@@ -18,12 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 )
 
 // ---- the test catalog ----
@@ -331,6 +336,7 @@ type env struct {
 	spans   *spanLog
 	mcpURL  string
 	cfgUsed Config
+	secrets *secretsstandin.Server
 }
 
 type envOption func(*Config)
@@ -342,17 +348,44 @@ type envOption func(*Config)
 func newEnv(t testing.TB, opts ...envOption) *env {
 	e := &env{cat: testCatalog(t), spans: &spanLog{}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Each function's call key is a secret in the Secrets Manager stand-in:
+	// the gateway loads them through the SDK, as on AWS.
+	sm, err := secretsstandin.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sm.Close() })
+	secrets := map[string]string{}
 	fns := map[string]*adapter.Function{}
+	smAPI := secretsmanager.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(sm.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
 	for tool, fn := range e.cat.functions() {
+		sm.Generate(fn+"-key", 64)
+		arn := secretsstandin.ARN(fn + "-key")
+		secrets[tool] = arn
+		// As a deployed function loads its keys (adapter.Start).
+		load := func(ctx context.Context) (*calltoken.Keyring, error) {
+			return calltoken.LoadKeyring(ctx, smAPI, arn, time.Hour)
+		}
+		ring, err := load(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := calltoken.NewVerifier(calltoken.VerifierConfig{Audience: fn, Keyring: ring, Reload: load})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, tl := range e.cat.tools() {
 			if tl.Name() == tool {
-				fns[fn] = adapter.New(tl, adapter.WithLogger(quiet))
+				fns[fn] = adapter.New(tl, adapter.WithLogger(quiet), adapter.WithCallVerifier(v))
 			}
 		}
 	}
+	e.secrets = sm
 	e.api = newInvokeAPI(t, fns)
 	e.iss = newIssuer(t)
 	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", e.api.URL)
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.URL)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
@@ -365,6 +398,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Auth:          AuthJWT,
 		JWT:           JWTConfig{Issuer: e.iss.URL, Audience: testAudience},
 		InvokeTimeout: 2 * time.Second,
+		KeySecrets:    secrets,
 		Spans:         e.spans,
 		Logger:        quiet,
 	}

@@ -144,14 +144,15 @@ func TestGatewayDeadlineCapsTheCall(t *testing.T) {
 
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{
-		EnvToolFunctions:  " echo_call = fn-echo ,thing_delete=arn:aws:lambda:us-east-1:123456789012:function:fn-secure:live",
-		EnvAuthMode:       "JWT",
-		EnvJWTIssuer:      "https://issuer.example",
-		EnvJWTAudience:    "mcpfn",
-		EnvAllowedHosts:   "a.example, b.example",
-		EnvAllowedOrigins: "https://app.example",
-		EnvInvokeTimeout:  "12s",
-		EnvMaxBodyBytes:   "2048",
+		EnvToolFunctions:         " echo_call = fn-echo ,thing_delete=arn:aws:lambda:us-east-1:123456789012:function:fn-secure:live",
+		EnvAuthMode:              "JWT",
+		EnvJWTIssuer:             "https://issuer.example",
+		EnvJWTAudience:           "mcpfn",
+		EnvAllowedHosts:          "a.example, b.example",
+		EnvAllowedOrigins:        "https://app.example",
+		EnvInvokeTimeout:         "12s",
+		EnvMaxBodyBytes:          "2048",
+		"MCPFN_CALL_KEY_SECRETS": "echo_call=arn:aws:secretsmanager:us-east-1:123456789012:secret:echo-AbCdEf,thing_delete=secure-key",
 	}
 	cfg, err := ConfigFrom(func(k string) string { return env[k] })
 	if err != nil {

@@ -1,0 +1,51 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/mcpfn/mcpfn/calltoken"
+)
+
+// keyReloadInterval is how often the gateway reads its keys again, so that a
+// rotation's new key signs within this time (the previous key verifies for
+// the whole grace window, which is longer).
+const keyReloadInterval = 10 * time.Minute
+
+// loadSigner reads every tool function's key (one concurrent round of
+// Secrets Manager reads at cold start) and keeps them fresh in the
+// background until Close.
+func (g *Gateway) loadSigner(ctx context.Context) error {
+	api := g.cfg.KeySecretsAPI
+	if api == nil {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return fmt.Errorf("gateway: AWS configuration: %w", err)
+		}
+		api = secretsmanager.NewFromConfig(awsCfg)
+	}
+	s, err := calltoken.LoadSigner(ctx, api, calltoken.SignerGateway, g.cfg.Functions, g.cfg.KeySecrets, g.cfg.KeyGrace)
+	if err != nil {
+		return fmt.Errorf("gateway: call-token keys: %w", err)
+	}
+	g.signer = s
+	go func() {
+		t := time.NewTicker(keyReloadInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.Reload(ctx); err != nil {
+					g.cfg.Logger.Warn("mcpfn gateway: reloading call-token keys failed; the current ones keep signing", "error", err.Error())
+				}
+			}
+		}
+	}()
+	return nil
+}
