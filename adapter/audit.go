@@ -99,7 +99,12 @@ func recordLate(ctx context.Context, r Recorder, callID, attemptID string, u *Un
 	<-u.Done()
 	finished := u.FinishedAt().UTC()
 	row := &audit.Row{CallID: callID, AttemptID: attemptID, LateOutcome: "ok", FinishedAt: &finished}
-	if err := u.Err(); err != nil {
+	switch err := u.Err(); {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		// It noticed its context at last.
+		row.LateOutcome, row.LateErrorCode = "error", string(CodeTimeout)
+	default:
 		row.LateOutcome, row.LateErrorCode = "error", string(CodeOf(err))
 	}
 	r.Late(ctx, row)
