@@ -169,7 +169,9 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 			continue
 		}
 		args := call.Arguments
-		r, _ := bounded(ctx, func() (json.RawMessage, error) { return h.BeforeToolCall(ctx, call, args) })
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (json.RawMessage, error) {
+			return h.BeforeToolCall(ctx, call, args)
+		})
 		if r.timedOut {
 			return fail(StageBeforeToolCall, f.timeoutError(StageBeforeToolCall, r.err))
 		}
@@ -235,7 +237,7 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(c
 		if h.BeforeHandle == nil {
 			continue
 		}
-		r, _ := bounded(ctx, func() (struct{}, error) { return struct{}{}, h.BeforeHandle(ctx, call) })
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (struct{}, error) { return struct{}{}, h.BeforeHandle(ctx, call) })
 		if r.timedOut {
 			return nil, false, StageBeforeHandle, f.timeoutError(StageBeforeHandle, r.err)
 		}
@@ -259,7 +261,7 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(c
 			continue
 		}
 		cur := output
-		r, _ := bounded(ctx, func() (any, error) { return h.AfterHandle(ctx, call, cur) })
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (any, error) { return h.AfterHandle(ctx, call, cur) })
 		if r.timedOut {
 			return nil, false, StageAfterHandle, f.timeoutError(StageAfterHandle, r.err)
 		}
@@ -277,7 +279,7 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(c
 // its context and is still running at the deadline is returned as
 // Unfinished, which reports its end if it comes.
 func (f *Function) handle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error)) (any, *Unfinished, error) {
-	r, running := bounded(ctx, func() (any, error) { return handler(ctx, call) })
+	r, running := bounded(ctx, call, handler)
 	if !r.timedOut {
 		return r.v, nil, r.err
 	}
@@ -306,13 +308,13 @@ type stepResult[T any] struct {
 // against panics, and waits for it or for the end of ctx, whichever comes
 // first. Go cannot stop a step that ignores its context: it runs on, and
 // running is where its result will arrive (nil when the step returned).
-func bounded[T any](ctx context.Context, fn func() (T, error)) (r stepResult[T], running <-chan stepResult[T]) {
+func bounded[T any](ctx context.Context, call *Call, fn func(context.Context, *Call) (T, error)) (r stepResult[T], running <-chan stepResult[T]) {
 	done := make(chan stepResult[T], 1)
 	go func() {
 		var r stepResult[T]
 		r.err = guard(func() error {
 			var err error
-			r.v, err = fn()
+			r.v, err = fn(ctx, call)
 			return err
 		})
 		done <- r
@@ -383,7 +385,9 @@ func (f *Function) resolveCredentials(ctx context.Context, call *Call) error {
 	resolved := make(map[string]*Credential, len(f.tool.needs))
 	provider := call.creds.provider
 	for _, need := range f.tool.needs {
-		r, _ := bounded(ctx, func() (*Credential, error) { return provider.Resolve(ctx, call, need) })
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (*Credential, error) {
+			return provider.Resolve(ctx, call, need)
+		})
 		if r.timedOut {
 			return f.timeoutError(StageBeforeHandle, fmt.Errorf("resolving credential %q: %w", need.Name, r.err))
 		}
