@@ -30,7 +30,12 @@ import (
 //  9. AfterToolCall, exactly once on every path.
 //
 // The whole chain runs in the call's own [Call] and context: concurrent calls
-// never see each other's dimensions, identity, trace or error. A panic or error
+// never see each other's dimensions, identity, trace or error. Steps 2 and 4–6
+// (each hook, each credential resolution, the handler) run under the call's
+// deadline, the Lambda deadline less the reserve: one that has not returned by
+// then ends the call with TIMEOUT at its stage, so step 9 still runs in time.
+// Go cannot stop it; it runs on, and its result is dropped (a handler's late
+// end is reported through [Outcome].Unfinished). A panic or error
 // in OnToolError or AfterToolCall is logged and swallowed: a broken sink must
 // not replace the failure it observes.
 type Hooks struct {
