@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -118,7 +119,9 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 		case w.Version != nil:
 			env := w.Envelope
 			if json.Unmarshal(*w.Version, &env.Version) != nil {
-				env.Version = string(*w.Version)
+				// Only the JSON string "1" is version 1: a number that
+				// prints the same is another client's guess, refused.
+				return one(envelopeVersionFailure(env, string(*w.Version)))
 			}
 			return one(decodedEnvelope(env))
 		case w.JSONRPC != nil:
@@ -163,11 +166,7 @@ func decodeEnvelope(payload []byte) *decoded {
 
 func decodedEnvelope(env Envelope) *decoded {
 	if env.Version != EnvelopeVersion {
-		d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
-			"unsupported mcpfn envelope version %q; this function accepts version %q", env.Version, EnvelopeVersion)
-		d.callID = env.CallID
-		d.toolName = env.Params.Name
-		return d
+		return envelopeVersionFailure(env, strconv.Quote(env.Version))
 	}
 	d := &decoded{
 		source:    SourceEnvelope,
@@ -211,6 +210,19 @@ func decodedEnvelope(env Envelope) *decoded {
 	case env.Params.Name == "":
 		d.err, d.rpcCode = NewError(CodeBadRequest, "the mcpfn envelope names no tool (params.name)"), RPCInvalidParams
 	}
+	return d
+}
+
+// envelopeVersionFailure refuses an envelope whose version (as the JSON text
+// sent) is not the string "1".
+func envelopeVersionFailure(env Envelope, version string) *decoded {
+	if len(version) > 32 {
+		version = strings.ToValidUTF8(version[:32], "") + "…"
+	}
+	d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
+		"unsupported mcpfn envelope version %s; this function accepts version %q (a JSON string)", version, EnvelopeVersion)
+	d.callID = env.CallID
+	d.toolName = env.Params.Name
 	return d
 }
 

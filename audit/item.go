@@ -39,6 +39,7 @@ func clampRow(r *Row, entityDimension string) {
 		&r.CallerClientID, &r.CallerIP, &r.CallerUserAgent, &r.UnverifiedCaller, &r.Tenant, &r.SessionID,
 		&r.TraceID, &r.SpanID, &r.ParentSpanID, &r.Sampled, &r.LinkedTraceparent, &r.Stage,
 		&r.ErrorCode, &r.LambdaRequestID, &r.FunctionName, &r.FunctionVersion,
+		&r.AttemptID, &r.Outcome, &r.LateOutcome, &r.LateErrorCode,
 	} {
 		*p, _ = capUTF8(*p, maxShortField)
 	}

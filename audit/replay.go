@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // ReplayStats counts what [Replay] did.
@@ -57,10 +59,20 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 				return st, err
 			}
 			clampRow(row, a.cfg.EntityDimension)
-			item, err := itemFor(row, a.cfg.EntityDimension)
 			var res string
-			if err == nil {
-				res, err = a.put(ctx, item, row.Status == StatusPending)
+			var err error
+			if row.Status == StatusLate {
+				if row.FinishedAt == nil {
+					err = errors.New("a late outcome without finishedAt")
+				} else {
+					res, err = a.late(ctx, row)
+				}
+			} else {
+				var item map[string]types.AttributeValue
+				item, err = itemFor(row, a.cfg.EntityDimension)
+				if err == nil {
+					res, _, err = a.put(ctx, item, row)
+				}
 			}
 			switch {
 			case err != nil:
