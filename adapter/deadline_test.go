@@ -66,7 +66,7 @@ func TestEveryStepRunsUnderTheCallsDeadline(t *testing.T) {
 				})
 				opts := append([]adapter.Option{adapter.WithHooks(rec.hooks()), adapter.WithReserve(reserve), quietLogger(),
 					adapter.WithCredentials(hangingCredentials{closedChan()})}, tc.hang(release)...)
-				fn := adapter.New(tool, opts...)
+				fn := newFunction(tool, opts...)
 				start := time.Now()
 				raw := invoke(t, fn, envelopeOf(t, "c-hang", "widget_update", map[string]any{"entityId": "w"}, nil),
 					lambdaInvoke{Timeout: lambdaTimeout})
@@ -114,7 +114,7 @@ func TestDestructiveHandlerPastItsDeadlineIsOutcomeUnknown(t *testing.T) {
 				return widgetOut{EntityID: in.EntityID}, nil
 			}
 		})
-		fn := adapter.New(tool, quietLogger(), adapter.WithHooks(adapter.Hooks{
+		fn := newFunction(tool, quietLogger(), adapter.WithHooks(adapter.Hooks{
 			AfterToolCall: func(_ context.Context, _ *adapter.Call, out *adapter.Outcome) { outcome = out },
 		}))
 		raw := invoke(t, fn, envelopeOf(t, "c-late", "widget_update", map[string]any{"entityId": "w"}, nil),
@@ -150,7 +150,7 @@ func TestDestructiveHandlerPastItsDeadlineIsOutcomeUnknown(t *testing.T) {
 func TestIdempotentDestructiveTimeoutStaysRetryable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tool := widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) { d.Destructive, d.Idempotent = true, true })
-		fn := adapter.New(tool, quietLogger())
+		fn := newFunction(tool, quietLogger())
 		raw := invoke(t, fn, envelopeOf(t, "c-idem", "widget_update", map[string]any{"entityId": "w", "sleepMs": 60000}, nil),
 			lambdaInvoke{Timeout: 5 * time.Second})
 		res, _ := envelopeResult(t, raw)

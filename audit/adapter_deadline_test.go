@@ -43,7 +43,7 @@ func TestAdapterDestructiveTimeoutIsOutcomeUnknownThenLate(t *testing.T) {
 		},
 	})
 	rec := lateSignal{e.auditor(t, audit.Config{}), make(chan struct{})}
-	fn := adapter.New(tool, adapter.WithAuditor(rec), adapter.WithReserve(700*time.Millisecond), quietAdapter())
+	fn := newFunction(tool, adapter.WithAuditor(rec), adapter.WithReserve(700*time.Millisecond), quietAdapter())
 	a := answerOf(t, invokeLambdaWithin(t, fn, pathEnvelope(t, "call-slow", pathIn{ID: "b-7"}), "", 1500*time.Millisecond))
 	if a == nil || a.Error != "TIMEOUT" || a.Retryable || !strings.Contains(a.Hint, "may have taken effect") {
 		t.Fatalf("answer: %+v", a)
@@ -88,7 +88,7 @@ func TestAdapterHangingHookLeavesItsFinalRow(t *testing.T) {
 		t.Run(stage, func(t *testing.T) {
 			e := newEnv(t)
 			var runs atomic.Int32
-			fn := adapter.New(countingDelete(t, &runs), adapter.WithAuditor(e.auditor(t, audit.Config{})), adapter.WithHooks(hooks),
+			fn := newFunction(countingDelete(t, &runs), adapter.WithAuditor(e.auditor(t, audit.Config{})), adapter.WithHooks(hooks),
 				adapter.WithReserve(700*time.Millisecond), quietAdapter())
 			a := answerOf(t, invokeLambdaWithin(t, fn, pathEnvelope(t, "call-hang", pathIn{ID: "b-8"}), "", 1500*time.Millisecond))
 			if a == nil || a.Error != "TIMEOUT" {

@@ -103,7 +103,7 @@ func TestAdapterDestructiveCallIDRunsAtMostOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			var runs atomic.Int32
-			fn := adapter.New(countingDelete(t, &runs), adapter.WithAuditor(e.auditor(t, audit.Config{})), quietAdapter())
+			fn := newFunction(countingDelete(t, &runs), adapter.WithAuditor(e.auditor(t, audit.Config{})), quietAdapter())
 			payload := pathEnvelope(t, "call-once", pathIn{ID: "b-1", Mode: tc.mode})
 
 			if a := answerOf(t, invokeLambda(t, fn, payload, "")); (a == nil) != tc.ok {
@@ -140,7 +140,7 @@ func TestAdapterDestructiveCallIDRunsAtMostOnce(t *testing.T) {
 func TestAdapterPendingRowOfAnotherAttemptRefuses(t *testing.T) {
 	e := newEnv(t)
 	var runs atomic.Int32
-	fn := adapter.New(countingDelete(t, &runs), adapter.WithAuditor(e.auditor(t, audit.Config{})), quietAdapter())
+	fn := newFunction(countingDelete(t, &runs), adapter.WithAuditor(e.auditor(t, audit.Config{})), quietAdapter())
 	// The first attempt: a process that dies after its pending row, as in
 	// TestAdapterProcessDeathLeavesThePendingRow.
 	started := time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC)
@@ -172,7 +172,7 @@ func TestAdapterDestructiveCallFailsClosedWithoutTheTable(t *testing.T) {
 	var fb bytes.Buffer
 	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb})
 	var runs atomic.Int32
-	fn := adapter.New(countingDelete(t, &runs), adapter.WithAuditor(down), quietAdapter())
+	fn := newFunction(countingDelete(t, &runs), adapter.WithAuditor(down), quietAdapter())
 	a := answerOf(t, invokeLambdaWithin(t, fn, pathEnvelope(t, "call-down", pathIn{ID: "b-3"}), "", 3*time.Second))
 	if runs.Load() != 0 {
 		t.Error("the destructive handler ran without a pending row")
