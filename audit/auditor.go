@@ -182,6 +182,7 @@ func (a *Auditor) prepare(row *Row, status string) {
 	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
 		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
 	}
+	scrubRow(row, false)
 	clampRow(row, a.cfg.EntityDimension)
 }
 

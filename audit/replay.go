@@ -56,6 +56,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 			if err := ctx.Err(); err != nil {
 				return st, err
 			}
+			scrubRow(row, true)
 			clampRow(row, a.cfg.EntityDimension)
 			item, err := itemFor(row, a.cfg.EntityDimension)
 			var res string
