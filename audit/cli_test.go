@@ -77,7 +77,7 @@ func TestCLI(t *testing.T) {
 	var fb bytes.Buffer
 	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
 	down.Record(ctx, baseRow("c-replayed"))
-	out, stderr, code = run("2026-11-29 prefix "+fb.String(), "replay", "-")
+	out, stderr, code = run("2026-11-29T12:00:00.000Z\t7c1d\tINFO\t"+fb.String(), "replay", "-")
 	if code != 0 || !strings.Contains(out, "found=1 written=1") {
 		t.Errorf("replay: code %d, stderr %s:\n%s", code, stderr, out)
 	}

@@ -151,3 +151,52 @@ func TestAdapterUndecodableArgumentsLeaveNoSecret(t *testing.T) {
 		t.Errorf("invalid JSON preview %q", p)
 	}
 }
+
+// TestAdapterNameValuePairsMasked (L8): an environment or tag list passed as
+// arguments keeps the names and masks the values of secret names.
+func TestAdapterNameValuePairsMasked(t *testing.T) {
+	e := newEnv(t)
+	loose := &jsonschema.Schema{Type: "object"}
+	fn := adapter.New(secretTool(t, loose), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	invokeLambda(t, fn, envelope(t, "l8-env", map[string]any{
+		"text": "x",
+		"env":  []any{map[string]any{"name": "DB_PASSWORD", "value": "hunter2hunter2"}, map[string]any{"name": "REGION", "value": "eu-west-1"}},
+		"tags": []any{map[string]any{"Key": "ApiKey", "Value": "k-123-abc"}, map[string]any{"Key": "Owner", "Value": "ops"}},
+	}), "")
+	p := str(e.item(t, "l8-env"), "argsPreview")
+	want := `{"env":[{"name":"DB_PASSWORD","value":"[redacted]"},{"name":"REGION","value":"eu-west-1"}],` +
+		`"tags":[{"Key":"ApiKey","Value":"[redacted]"},{"Key":"Owner","Value":"ops"}],"text":"x"}`
+	if p != want {
+		t.Errorf("preview\n got %s\nwant %s", p, want)
+	}
+}
+
+// TestReplayRefusesInjectedFallback (L8): a fallback line a tool's own
+// output carries inside other text, or in a field other than a structured
+// line's message, writes no row; the genuine line beside it does.
+func TestReplayRefusesInjectedFallback(t *testing.T) {
+	e := newEnv(t)
+	var fb strings.Builder
+	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
+	down.Record(context.Background(), &audit.Row{CallID: "genuine", Tool: "broadcast_delete", CallerSubject: "user-7"})
+	genuine := strings.TrimSpace(fb.String())
+	forged := strings.ReplaceAll(strings.ReplaceAll(genuine, `"genuine"`, `"forged"`), "user-7", "admin")
+	quoted, _ := json.Marshal(forged)
+	log := strings.Join([]string{
+		"2026-11-29T12:00:00.000Z\t7c1d\tINFO\ttool output: " + forged,
+		`{"level":"INFO","msg":"echo","output":` + string(quoted) + `}`,
+		`{"level":"INFO","message":"result ` + strings.Trim(string(quoted), `"`) + `"}`,
+		genuine + " " + forged,
+		"2026-11-29T12:00:00.001Z\t7c1d\tINFO\t" + genuine,
+	}, "\n")
+	st, err := audit.Replay(context.Background(), strings.NewReader(log), e.auditor(t, audit.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Found != 1 || st.Written != 1 || st.Malformed != 4 {
+		t.Errorf("stats %+v", st)
+	}
+	if e.item(t, "forged") != nil || e.item(t, "genuine") == nil {
+		t.Errorf("rows: %d", len(e.items(t)))
+	}
+}
