@@ -583,9 +583,11 @@ func (s *Stack) Functions() []string { return sortedKeys(s.functions) }
 // ReadyTime is how long Start took.
 func (s *Stack) ReadyTime() time.Duration { return s.ready }
 
-// ReadyLine is the line `make local` prints once the stack is up.
+// ReadyLine is the line `make local` prints once the stack is up. The
+// issuer is there for `mcpfn-audit -issuer … caller demo-user`: a caller is
+// its subject and its issuer.
 func (s *Stack) ReadyLine() string {
-	return "READY mcp=" + s.mcpURL + " token=" + s.token
+	return "READY mcp=" + s.mcpURL + " token=" + s.token + " issuer=" + s.iss.url
 }
 
 // Processes returns the pids of every emulator the stack has started and of
