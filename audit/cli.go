@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 const cliUsage = `usage: mcpfn-audit [flags] <command> [args]
@@ -64,7 +63,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "mcpfn-audit:", err)
 			return 1
 		}
-		client = dynamodb.NewFromConfig(awsCfg)
+		client = NewDynamoClient(awsCfg)
 	}
 	// Replay writes to stderr what it could not write, never to stdout as
 	// a new fallback line: a failed replay must not feed the next one.

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
@@ -551,7 +552,7 @@ func (s *Stack) DynamoDB() *dynamodb.Client {
 		Region:       localRegion,
 		BaseEndpoint: aws.String(s.ddbURL),
 		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
-	})
+	}, ddbcrc.Option)
 }
 
 // XRayPath is the file the X-Ray stand-in appends every segment document
