@@ -128,7 +128,12 @@ func (s *sanitizer) value(depth int) {
 	case '"':
 		start := s.pos
 		s.skipString()
-		if isSecretValue(s.in[start+1 : s.pos-1]) {
+		inner := s.in[start+1 : s.pos-1]
+		if bytes.IndexByte(inner, '\\') >= 0 {
+			// "Bearer\u0020…" must not slip past the check.
+			inner = []byte(decodeKey(s.in[start:s.pos]))
+		}
+		if isSecretValue(inner) {
 			s.emitString(Redacted)
 			return
 		}
@@ -300,8 +305,7 @@ func decodeKey(quoted []byte) string {
 	return k
 }
 
-// isSecretValue is [IsSecretValue] on the raw inside of a JSON string
-// (escapes not decoded: a secret needs none).
+// isSecretValue is [IsSecretValue] on the inside of a JSON string.
 func isSecretValue(inner []byte) bool {
 	return isSecretShaped(inner)
 }

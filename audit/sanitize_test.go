@@ -196,9 +196,19 @@ func FuzzSanitizeArgs(f *testing.F) {
 
 func checkRedacted(t *testing.T, v any, depth int) {
 	switch v := v.(type) {
+	case string:
+		if IsSecretValue(v) {
+			t.Fatalf("secret-shaped value kept: %q", v)
+		}
 	case map[string]any:
+		named := false
 		for k, e := range v {
-			if IsSecretKey(k) && e != Redacted {
+			if n, ok := e.(string); ok && isNameKey(k) && IsSecretKey(n) {
+				named = true
+			}
+		}
+		for k, e := range v {
+			if (IsSecretKey(k) || named && isValueKey(k)) && e != Redacted {
 				t.Fatalf("key %q kept %v", k, e)
 			}
 			checkRedacted(t, e, depth+1)
@@ -207,5 +217,86 @@ func checkRedacted(t *testing.T, v any, depth int) {
 		for _, e := range v {
 			checkRedacted(t, e, depth+1)
 		}
+	}
+}
+
+// secretArgs builds arguments that hold secret where the sanitiser must
+// mask it: under a key naming a secret, as the value of a name/value pair
+// with that name, after "Bearer ", beside doc (any JSON, or a string).
+func secretArgs(doc, key, secret string) []byte {
+	var d any = doc
+	if json.Valid([]byte(doc)) {
+		d = json.RawMessage(doc)
+	}
+	b, err := json.Marshal(map[string]any{
+		"doc": d, key: secret, "h": "Bearer " + secret,
+		"env": []any{map[string]any{"name": key, "value": secret}},
+	})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// FuzzSanitizeMasksSecrets: whatever surrounds it, a secret in a masked
+// position never reaches the preview, and free text around a secret never
+// shows it after SanitizeText.
+func FuzzSanitizeMasksSecrets(f *testing.F) {
+	f.Add(`{"a":1}`, "password", "hunter2hunter2", "error: ")
+	f.Add(`[{"name":"x","value":"y"}]`, "x-api-key", "k3y-k3y-k3y", `{"note":"`)
+	f.Add(`"just text"`, "clientSecret", "0123456789", "dial tcp: ")
+	f.Add(`{"Key":"token","Value":"v"}`, "AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", "")
+	f.Fuzz(func(t *testing.T, doc, key, secret, text string) {
+		if len(secret) < 8 || !IsSecretKey(key) || !isTokenWord(secret) || strings.Contains(doc+key+text, secret) {
+			return
+		}
+		in := secretArgs(doc, key, secret)
+		if in == nil {
+			return
+		}
+		// The secret must not occur in what surrounds it either.
+		base, _ := SanitizeArgs(secretArgs(doc, key, "Z"))
+		if strings.Contains(base, secret) {
+			return
+		}
+		got, _ := SanitizeArgs(in)
+		if strings.Contains(got, secret) {
+			t.Fatalf("preview shows the secret %q:\n%s", secret, got)
+		}
+		if len(got) > PreviewLimit || !utf8.ValidString(got) {
+			t.Fatalf("preview %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+		}
+
+		free := text + " password=" + secret + " " + text + " Authorization: Bearer " + secret + " " + text
+		if strings.Contains(SanitizeText(strings.ReplaceAll(free, secret, "Z"), 2000), secret) {
+			return
+		}
+		out := SanitizeText(free, 2000)
+		if strings.Contains(out, secret) {
+			t.Fatalf("text shows the secret %q:\n%s", secret, out)
+		}
+		if len(out) > 2000 || !utf8.ValidString(out) {
+			t.Fatalf("text %d bytes, valid UTF-8 %v", len(out), utf8.ValidString(out))
+		}
+		if again := SanitizeText(out, 2000); again != out {
+			t.Fatalf("SanitizeText not idempotent: %q → %q", out, again)
+		}
+	})
+}
+
+// isTokenWord: a secret the text scrub can see as one word.
+func isTokenWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isTokenChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSanitizeArgsEscapedSecret(t *testing.T) {
+	got, _ := SanitizeArgs([]byte(`{"h":"Bearer\u0020abc","j":"\u0065yJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"}`))
+	if got != `{"h":"[redacted]","j":"[redacted]"}` {
+		t.Errorf("got %s", got)
 	}
 }

@@ -34,8 +34,17 @@ func SanitizeText(s string, limit int) string {
 	if t := strings.TrimSpace(s); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
 		return string(SanitizeJSON([]byte(t), limit))
 	}
-	// Bound the regexp work first; masking can grow a short value, so cap again.
-	s, _ = capUTF8(s, 2*limit+64)
+	// Bound the regexp work first; masking can grow a short value, so cap
+	// again. The first cut ends on a blank: a token cut in two might no
+	// longer look like the secret it is.
+	s, cut := capUTF8(s, 2*limit+64)
+	if cut {
+		if i := strings.LastIndexAny(s, " \t\r\n"); i >= 0 {
+			s = s[:i]
+		} else {
+			s = ""
+		}
+	}
 	s = scrubText(s)
 	s, _ = capUTF8(s, limit)
 	return s
