@@ -23,8 +23,16 @@ type Caller struct {
 // callers share a key and the key splits back into its parts (see
 // [ParseCallerKey]). An empty part stays empty: "jwt###user-7".
 func (c Caller) Key() string {
-	esc := strings.NewReplacer("%", "%25", "#", "%23")
-	return esc.Replace(c.AuthMethod) + "#" + esc.Replace(c.Issuer) + "#" + esc.Replace(c.Tenant) + "#" + esc.Replace(c.Subject)
+	return escapePart(c.AuthMethod) + "#" + escapePart(c.Issuer) + "#" + escapePart(c.Tenant) + "#" + escapePart(c.Subject)
+}
+
+var partEscaper = strings.NewReplacer("%", "%25", "#", "%23")
+
+func escapePart(p string) string {
+	if !strings.ContainsAny(p, "%#") {
+		return p
+	}
+	return partEscaper.Replace(p)
 }
 
 // ParseCallerKey is the inverse of [Caller.Key].

@@ -221,19 +221,31 @@ func (s *sanitizer) namesSecret() bool {
 		}
 		start := s.pos
 		s.skipString()
-		key := decodeKey(s.in[start:s.pos])
+		key := s.in[start:s.pos]
 		s.ws()
 		s.pos++ // :
 		s.ws()
 		vstart := s.pos
 		s.skipValue()
-		if isNameKey(key) && s.in[vstart] == '"' && IsSecretKey(decodeKey(s.in[vstart:s.pos])) {
+		if s.in[vstart] == '"' && isNameKeyRaw(key) && IsSecretKey(decodeKey(s.in[vstart:s.pos])) {
 			return true
 		}
 	}
 }
 
 func isNameKey(k string) bool  { return strings.EqualFold(k, "name") || strings.EqualFold(k, "key") }
+
+// isNameKeyRaw is isNameKey on a quoted key, allocating only for a key
+// with escapes.
+func isNameKeyRaw(quoted []byte) bool {
+	if bytes.IndexByte(quoted, '\\') >= 0 {
+		return isNameKey(decodeKey(quoted))
+	}
+	inner := quoted[1 : len(quoted)-1]
+	return bytes.EqualFold(inner, nameWord) || bytes.EqualFold(inner, keyWord)
+}
+
+var nameWord, keyWord = []byte("name"), []byte("key")
 func isValueKey(k string) bool { return strings.EqualFold(k, "value") }
 
 // skipString moves past the string starting at pos (at its opening quote).
@@ -322,10 +334,23 @@ func isSecretShaped[T ~string | ~[]byte](v T) bool {
 	if len(v) > 7 && (hasPrefixFold(v, "bearer ") || hasPrefixFold(v, "basic ")) {
 		return true
 	}
-	if isJWT(v) || isKnownSecretPrefix(v) || IsHighEntropyToken(string(v)) {
+	if isJWT(v) || isKnownSecretPrefix(v) || highEntropy(v) {
 		return true
 	}
-	return len(v) > 30 && strings.Contains(string(v), "PRIVATE KEY-----")
+	return len(v) > 30 && containsPEM(v)
+}
+
+// containsPEM reports whether v holds a PEM private key header, without
+// copying v (which can be a 1 MB argument).
+func containsPEM[T ~string | ~[]byte](v T) bool {
+	const marker = "PRIVATE KEY-----"
+	switch x := any(v).(type) {
+	case string:
+		return strings.Contains(x, marker)
+	case []byte:
+		return bytes.Contains(x, []byte(marker))
+	}
+	return strings.Contains(string(v), marker)
 }
 
 // isJWT: three base64url parts, the header always starting {" → eyJ.
@@ -390,7 +415,9 @@ const (
 // least 3.5 bits per character. Hex strings, UUIDs, lower-case slugs and
 // words do not qualify (they lack one of the three classes); an API key, an
 // AWS secret access key or a random session id does.
-func IsHighEntropyToken(s string) bool {
+func IsHighEntropyToken(s string) bool { return highEntropy(s) }
+
+func highEntropy[T ~string | ~[]byte](s T) bool {
 	if len(s) < minTokenLen || len(s) > maxTokenLen {
 		return false
 	}
