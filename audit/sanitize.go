@@ -233,7 +233,7 @@ func (s *sanitizer) namesSecret() bool {
 	}
 }
 
-func isNameKey(k string) bool  { return strings.EqualFold(k, "name") || strings.EqualFold(k, "key") }
+func isNameKey(k string) bool { return strings.EqualFold(k, "name") || strings.EqualFold(k, "key") }
 
 // isNameKeyRaw is isNameKey on a quoted key, allocating only for a key
 // with escapes.
@@ -246,6 +246,7 @@ func isNameKeyRaw(quoted []byte) bool {
 }
 
 var nameWord, keyWord = []byte("name"), []byte("key")
+
 func isValueKey(k string) bool { return strings.EqualFold(k, "value") }
 
 // skipString moves past the string starting at pos (at its opening quote).
