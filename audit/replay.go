@@ -51,7 +51,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 		if !bytes.Contains(line, markerWord) {
 			continue
 		}
-		rows := ParseFallbackLine(line)
+		rows := parseFallbackLine(line)
 		if len(rows) == 0 {
 			st.Malformed++
 			continue
@@ -91,12 +91,12 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 // optional log stream name ("2026/11/29/[$LATEST]abc…").
 var logPrefix = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?(?:\t[0-9A-Za-z-]{1,64}\t[A-Z]{1,8}\t|[ \t]+(?:[^\s{]{1,256}[ \t]+)?)`)
 
-// ParseFallbackLine returns the fallback rows one log line carries: one for a
+// parseFallbackLine returns the fallback rows one log line carries: one for a
 // fallback line (bare or after a log prefix) or a structured log line whose
 // "message" is one, one per such log event of a CloudWatch Logs
 // subscription record, none for anything else. See [Replay] for what is
 // refused and why.
-func ParseFallbackLine(line []byte) []*Row {
+func parseFallbackLine(line []byte) []*Row {
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 {
 		return nil

@@ -44,7 +44,7 @@ func TestParseFallbackLine(t *testing.T) {
 		"garbage":          {`{{{{ "mcpfnAuditFallback" }}}`, nil},
 	} {
 		var got []string
-		for _, r := range ParseFallbackLine([]byte(tc.text)) {
+		for _, r := range parseFallbackLine([]byte(tc.text)) {
 			got = append(got, r.CallID)
 		}
 		if strings.Join(got, ",") != strings.Join(tc.calls, ",") {
@@ -69,7 +69,7 @@ func FuzzParseFallbackLine(f *testing.F) {
 	f.Add([]byte(`x {"mcpfnAuditFallback":1,"row":{"callId":"c"}}`))
 	f.Add([]byte(`{"mcpfnAuditFallback"{"mcpfnAuditFallback"`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		for _, r := range ParseFallbackLine(line) {
+		for _, r := range parseFallbackLine(line) {
 			if r.CallID == "" || r.Status == "" {
 				t.Fatalf("row without callId or status from %q", line)
 			}
@@ -77,7 +77,7 @@ func FuzzParseFallbackLine(f *testing.F) {
 			if err != nil {
 				continue // a row json cannot encode is never written either
 			}
-			again := ParseFallbackLine(enc)
+			again := parseFallbackLine(enc)
 			if len(again) != 1 {
 				t.Fatalf("re-encoded row %s parsed to %d rows", enc, len(again))
 			}

@@ -326,7 +326,7 @@ func isSecretValue(inner []byte) bool {
 // IsSecretValue reports whether a value is secret-shaped whatever its key
 // says: a bearer or basic credential ("Bearer …"), a JWT, a PEM private key,
 // a token with a well-known secret prefix (sk-, ghp_, xoxb-, …) or a long
-// high-entropy token (see [IsHighEntropyToken]). It is the one place the
+// high-entropy token (see highEntropy). It is the one place the
 // project decides this: the preview, the free-text scrub of error
 // attributes and the adapter's validation issues all ask it.
 func IsSecretValue(v string) bool { return isSecretShaped(v) }
@@ -403,21 +403,19 @@ func isTokenChar(c byte) bool {
 	return isB64URL(c) || c == '+' || c == '/' || c == '=' || c == '.' || c == '~'
 }
 
-// Thresholds of [IsHighEntropyToken].
+// Thresholds of highEntropy.
 const (
 	minTokenLen     = 20
 	maxTokenLen     = 4096
 	minTokenEntropy = 3.5 // bits per character
 )
 
-// IsHighEntropyToken reports whether s looks like a generated secret: one
+// highEntropy reports whether s looks like a generated secret: one
 // word of 20 to 4096 token characters (letters, digits, + / = - _ . ~)
 // mixing upper case, lower case and digits, with a Shannon entropy of at
 // least 3.5 bits per character. Hex strings, UUIDs, lower-case slugs and
 // words do not qualify (they lack one of the three classes); an API key, an
 // AWS secret access key or a random session id does.
-func IsHighEntropyToken(s string) bool { return highEntropy(s) }
-
 func highEntropy[T ~string | ~[]byte](s T) bool {
 	if len(s) < minTokenLen || len(s) > maxTokenLen {
 		return false
