@@ -310,7 +310,7 @@ func (a *Auditor) fallback(row *Row, reason error) {
 	a.stats.fallbacks.Add(1)
 	line := fallbackLine{Marker: 1, Table: a.cfg.Table, Row: row}
 	if reason != nil {
-		line.Reason, _ = capUTF8(reason.Error(), 1024)
+		line.Reason = SanitizeText(reason.Error(), 1024)
 	}
 	b, err := json.Marshal(line)
 	if err != nil {
