@@ -150,6 +150,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	}
 	if id := call.Caller; id != nil {
 		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
+		row.CallerIssuer = id.Issuer
 		row.CallerIP, row.CallerUserAgent = id.IP, id.UserAgent
 	}
 	if id := call.claimed; id != nil {

@@ -28,7 +28,9 @@ type Limits struct {
 	MaxDepth int
 	// MaxBatch caps the requests of one JSON-RPC batch.
 	MaxBatch int
-	// MaxIssues caps the validation issues returned to the caller.
+	// MaxIssues caps the validation issues returned to the caller. The
+	// schema validator stops at the first failure, so an answer holds one
+	// issue (path, keyword, message, and the value only when safe to show).
 	MaxIssues int
 }
 

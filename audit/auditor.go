@@ -213,6 +213,7 @@ func (a *Auditor) prepare(row *Row, status string) {
 	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
 		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
 	}
+	scrubRow(row, false)
 	clampRow(row, a.cfg.EntityDimension)
 }
 
@@ -437,7 +438,7 @@ func (a *Auditor) fallback(row *Row, reason error) {
 	a.stats.fallbacks.Add(1)
 	line := fallbackLine{Marker: 1, Table: a.cfg.Table, Row: row}
 	if reason != nil {
-		line.Reason, _ = capUTF8(reason.Error(), 1024)
+		line.Reason = SanitizeText(reason.Error(), 1024)
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

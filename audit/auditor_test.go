@@ -22,21 +22,24 @@ var traceIDPattern = regexp.MustCompile(`^1-[0-9a-f]{8}-[0-9a-f]{24}$`)
 
 func baseRow(callID string) *audit.Row {
 	return &audit.Row{
-		CallID:          callID,
-		Tool:            "broadcast_delete",
-		Source:          "envelope",
-		MCPEra:          "modern",
-		TraceID:         "1-5f84c7a1-7b0c1f9d3e2a4b5c6d7e8f90",
-		ParentSpanID:    "53995c3f42cd8ad8",
-		SpanID:          audit.NewSpanID(),
-		Sampled:         "1",
-		StartedAt:       time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
-		DurationMs:      12.5,
-		OK:              true,
-		CallerSubject:   "user-1",
-		Arguments:       json.RawMessage(`{"id":"b-1","password":"hunter2","nested":{"apiKey":"k","keep":"v"}}`),
-		Dimensions:      map[string]string{"entityId": "b-1"},
-		LambdaRequestID: "req-1",
+		CallID:           callID,
+		Tool:             "broadcast_delete",
+		Source:           "envelope",
+		MCPEra:           "modern",
+		TraceID:          "1-5f84c7a1-7b0c1f9d3e2a4b5c6d7e8f90",
+		ParentSpanID:     "53995c3f42cd8ad8",
+		SpanID:           audit.NewSpanID(),
+		Sampled:          "1",
+		StartedAt:        time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+		DurationMs:       12.5,
+		OK:               true,
+		CallerSubject:    "user-1",
+		CallerAuthMethod: "jwt",
+		CallerIssuer:     "https://issuer.example",
+		Tenant:           "acme",
+		Arguments:        json.RawMessage(`{"id":"b-1","password":"hunter2","nested":{"apiKey":"k","keep":"v"}}`),
+		Dimensions:       map[string]string{"entityId": "b-1"},
+		LambdaRequestID:  "req-1",
 	}
 }
 
@@ -55,7 +58,7 @@ func TestRecordWritesRowAndSubsegment(t *testing.T) {
 	for name, want := range map[string]string{
 		"callId": "call-1", "status": audit.StatusDone, "tool": "broadcast_delete",
 		"traceId": row.TraceID, "parentSpanId": row.ParentSpanID, "spanId": row.SpanID,
-		"startedAt": "2026-11-29T12:00:00.000000000Z", "callerKey": "user-1", "entityKey": "entityId#b-1",
+		"startedAt": "2026-11-29T12:00:00.000000000Z", "callerKey": "jwt#https://issuer.example#acme#user-1", "callerIssuer": "https://issuer.example", "entityKey": "entityId#b-1",
 		"argsPreview": `{"id":"b-1","password":"[redacted]","nested":{"apiKey":"[redacted]","keep":"v"}}`,
 	} {
 		if got := str(it, name); got != want {
@@ -298,11 +301,11 @@ func TestQueriesByTraceAndCaller(t *testing.T) {
 	if !rows[1].StartedAt.Equal(baseRow("").StartedAt.Add(time.Second)) {
 		t.Errorf("startedAt round trip: %v", rows[1].StartedAt)
 	}
-	rows, err = a.CallerRows(ctx, "alice", audit.QueryOptions{Newest: true})
+	rows, err = a.CallerRows(ctx, audit.Caller{AuthMethod: "jwt", Issuer: "https://issuer.example", Tenant: "acme", Subject: "alice"}, audit.QueryOptions{Newest: true})
 	if err != nil || len(rows) != 2 || rows[0].CallID != "q-2" {
 		t.Fatalf("CallerRows = %v, %v", rows, err)
 	}
-	rows, err = a.CallerRows(ctx, "alice", audit.QueryOptions{Since: baseRow("").StartedAt.Add(time.Second)})
+	rows, err = a.CallerKeyRows(ctx, "jwt#https://issuer.example#acme#alice", audit.QueryOptions{Since: baseRow("").StartedAt.Add(time.Second)})
 	if err != nil || len(rows) != 1 || rows[0].CallID != "q-2" {
 		t.Fatalf("CallerRows since = %v, %v", rows, err)
 	}

@@ -49,6 +49,7 @@ type Row struct {
 	// Caller: only what was verified.
 	CallerSubject    string `json:"callerSubject,omitempty" dynamodbav:"callerSubject,omitempty"`
 	CallerAuthMethod string `json:"callerAuthMethod,omitempty" dynamodbav:"callerAuthMethod,omitempty"`
+	CallerIssuer     string `json:"callerIssuer,omitempty" dynamodbav:"callerIssuer,omitempty"`
 	CallerClientID   string `json:"callerClientId,omitempty" dynamodbav:"callerClientId,omitempty"`
 	CallerIP         string `json:"callerIp,omitempty" dynamodbav:"callerIp,omitempty"`
 	CallerUserAgent  string `json:"callerUserAgent,omitempty" dynamodbav:"callerUserAgent,omitempty"`

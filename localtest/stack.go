@@ -26,6 +26,7 @@ import (
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
@@ -572,7 +573,7 @@ func (s *Stack) DynamoDB() *dynamodb.Client {
 		Region:       localRegion,
 		BaseEndpoint: aws.String(s.ddbURL),
 		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
-	})
+	}, ddbcrc.Option)
 }
 
 // XRayPath is the file the X-Ray stand-in appends every segment document
@@ -604,9 +605,11 @@ func (s *Stack) Functions() []string { return sortedKeys(s.functions) }
 // ReadyTime is how long Start took.
 func (s *Stack) ReadyTime() time.Duration { return s.ready }
 
-// ReadyLine is the line `make local` prints once the stack is up.
+// ReadyLine is the line `make local` prints once the stack is up. The
+// issuer is there for `mcpfn-audit -issuer … caller demo-user`: a caller is
+// its subject and its issuer.
 func (s *Stack) ReadyLine() string {
-	return "READY mcp=" + s.mcpURL + " token=" + s.token
+	return "READY mcp=" + s.mcpURL + " token=" + s.token + " issuer=" + s.iss.url
 }
 
 // Processes returns the pids of every emulator the stack has started and of
