@@ -15,6 +15,7 @@ const (
 	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
+	EnvIssuerAddr       = "MCPFN_LOCAL_ISSUER_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
 )
@@ -27,7 +28,10 @@ const (
 	DefaultDynamoDBAddr = "127.0.0.1:8000"
 	DefaultXRayAddr     = "127.0.0.1:2000"
 	DefaultSecretsAddr  = "127.0.0.1:0"
-	DefaultPoolSize     = 4
+	// DefaultIssuerAddr makes the local issuer's URL (the "iss" of its
+	// tokens, part of every caller key) the same on every run.
+	DefaultIssuerAddr = "127.0.0.1:8081"
+	DefaultPoolSize   = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
 	// reaches its concurrency limit.
@@ -57,6 +61,9 @@ type Config struct {
 	// SecretsAddr is where the Secrets Manager stand-in listens (the call
 	// keys). Default: any free loopback port.
 	SecretsAddr string
+	// IssuerAddr is where the local JWT issuer listens; its URL is
+	// http://IssuerAddr. Default 127.0.0.1:8081.
+	IssuerAddr string
 	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
@@ -128,6 +135,7 @@ func ConfigFromEnv() Config {
 		DynamoDBAddr:     get(EnvDynamoDBAddr),
 		XRayAddr:         get(EnvXRayAddr),
 		SecretsAddr:      get(EnvSecretsAddr),
+		IssuerAddr:       get(EnvIssuerAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 	}
 }
@@ -144,6 +152,7 @@ func (c *Config) defaults() {
 	def(&c.DynamoDBAddr, DefaultDynamoDBAddr)
 	def(&c.XRayAddr, DefaultXRayAddr)
 	def(&c.SecretsAddr, DefaultSecretsAddr)
+	def(&c.IssuerAddr, DefaultIssuerAddr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

@@ -102,6 +102,7 @@ func testConfig(dir string) localtest.Config {
 		InvokeAddr:   "127.0.0.1:0",
 		DynamoDBAddr: "127.0.0.1:0",
 		XRayAddr:     "127.0.0.1:0",
+		IssuerAddr:   "127.0.0.1:0",
 		PoolSize:     2,
 		ExtraFunctions: []localtest.FunctionSpec{
 			{Name: faultyFunction, Package: "./localtest/internal/faulty/function", Tool: faulty.Name, Timeout: faultyTimeoutSeconds},

@@ -242,8 +242,8 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.logf("built %d functions and the emulator (%v)", len(specs), time.Since(buildStart).Round(time.Millisecond))
 
-	if s.iss, err = startIssuer(); err != nil {
-		return nil, fmt.Errorf("localtest: JWT issuer: %w", err)
+	if s.iss, err = startIssuer(cfg.IssuerAddr); err != nil {
+		return nil, fmt.Errorf("localtest: JWT issuer (%s to move it): %w", EnvIssuerAddr, err)
 	}
 	if s.token, err = s.MintToken(map[string]any{"sub": DemoSubject, "scope": DemoScope, "client_id": DemoClientID}); err != nil {
 		return nil, err
@@ -609,7 +609,7 @@ func (s *Stack) ReadyTime() time.Duration { return s.ready }
 // issuer is there for `mcpfn-audit -issuer … caller demo-user`: a caller is
 // its subject and its issuer.
 func (s *Stack) ReadyLine() string {
-	return "READY mcp=" + s.mcpURL + " token=" + s.token + " issuer=" + s.iss.url
+	return "READY mcp=" + s.mcpURL + " token=" + s.token
 }
 
 // Processes returns the pids of every emulator the stack has started and of

@@ -5,10 +5,11 @@
 // issuer and the gateway. `make local` runs it; see docs/local.md. Once
 // everything is up it prints
 //
-//	READY mcp=http://127.0.0.1:8080/mcp token=<jwt> issuer=<issuer url>
+//	READY mcp=http://127.0.0.1:8080/mcp token=<jwt>
 //
 // Addresses come from MCPFN_LOCAL_MCP_ADDR, MCPFN_LOCAL_INVOKE_ADDR,
 // MCPFN_LOCAL_DYNAMODB_ADDR, MCPFN_LOCAL_XRAY_ADDR, MCPFN_LOCAL_SECRETS_ADDR,
+// MCPFN_LOCAL_ISSUER_ADDR,
 // MCPFN_LOCAL_DIR and MCPFN_DYNAMODB_ENDPOINT.
 //
 // Beside a running stack (same MCPFN_LOCAL_DIR), two more commands use its
