@@ -26,7 +26,7 @@ func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
 			if u := out.Unfinished; u != nil && row.AttemptID != "" {
 				// The final row is written; the handler's late end, if it
 				// comes while the process lives, is added to it.
-				go recordLate(context.WithoutCancel(ctx), r, row.CallID, row.AttemptID, u)
+				go recordLate(context.WithoutCancel(ctx), r, row, u)
 			}
 		},
 	}
@@ -95,10 +95,10 @@ func alreadyExecuted(callID string, prior *audit.Row) *Error {
 
 // recordLate waits for a handler that outlived its call and adds its end to
 // the call's final row.
-func recordLate(ctx context.Context, r Recorder, callID, attemptID string, u *Unfinished) {
+func recordLate(ctx context.Context, r Recorder, final *audit.Row, u *Unfinished) {
 	<-u.Done()
 	finished := u.FinishedAt().UTC()
-	row := &audit.Row{CallID: callID, AttemptID: attemptID, LateOutcome: "ok", FinishedAt: &finished}
+	row := &audit.Row{CallID: final.CallID, Writer: final.Writer, Tool: final.Tool, AttemptID: final.AttemptID, LateOutcome: "ok", FinishedAt: &finished}
 	switch err := u.Err(); {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
@@ -118,6 +118,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		AttemptID:         attempt,
 		Status:            audit.StatusDone,
 		Tool:              call.Tool,
+		Writer:            tool.name,
 		Source:            string(call.Source),
 		SessionID:         call.SessionID,
 		Tenant:            call.Tenant,

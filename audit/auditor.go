@@ -265,7 +265,7 @@ func (a *Auditor) late(ctx context.Context, row *Row) (string, error) {
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(a.cfg.Table),
-		Key:                       map[string]types.AttributeValue{"callId": &types.AttributeValueMemberS{Value: row.CallID}},
+		Key:                       map[string]types.AttributeValue{KeyAttribute: &types.AttributeValueMemberS{Value: row.Key()}},
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String("attemptId = :attempt AND attribute_not_exists(lateOutcome)"),
 		ExpressionAttributeValues: values,
@@ -308,12 +308,12 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 	case row.Status == StatusPending:
 		// A pending row never overwrites anything, least of all a final
 		// row; the row in the way comes back with the refusal.
-		in.ConditionExpression = aws.String("attribute_not_exists(callId)")
+		in.ConditionExpression = aws.String("attribute_not_exists(rowKey)")
 		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	case row.AttemptID != "":
 		// A final row creates the row or completes the pending row of its
 		// own attempt. Any other row there is another attempt's evidence.
-		in.ConditionExpression = aws.String("attribute_not_exists(callId) OR (#status = :pending AND attemptId = :attempt)")
+		in.ConditionExpression = aws.String("attribute_not_exists(rowKey) OR (#status = :pending AND attemptId = :attempt)")
 		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{
 			":pending": &types.AttributeValueMemberS{Value: StatusPending},
@@ -322,7 +322,7 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 	default:
 		// A row from before attempt ids (a replayed old log line)
 		// completes only a pending row that has none either.
-		in.ConditionExpression = aws.String("attribute_not_exists(callId) OR (#status = :pending AND attribute_not_exists(attemptId))")
+		in.ConditionExpression = aws.String("attribute_not_exists(rowKey) OR (#status = :pending AND attribute_not_exists(attemptId))")
 		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{
 			":pending": &types.AttributeValueMemberS{Value: StatusPending},
@@ -342,7 +342,10 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 		if row.Status == StatusPending && ccf.Item == nil {
 			// The store did not return the row in the way; a row
 			// with only the key still refuses a second execution.
-			ccf.Item = map[string]types.AttributeValue{"callId": &types.AttributeValueMemberS{Value: row.CallID}}
+			ccf.Item = map[string]types.AttributeValue{
+				KeyAttribute: &types.AttributeValueMemberS{Value: row.Key()},
+				"callId":     &types.AttributeValueMemberS{Value: row.CallID},
+			}
 		}
 		return putDuplicate, ccf.Item, nil
 	}

@@ -360,10 +360,10 @@ func TestLateOutcomeIsAddedToItsOwnAttemptsRow(t *testing.T) {
 	final.AttemptID, final.Outcome, final.ErrorCode = row.AttemptID, audit.OutcomeUnknown, "TIMEOUT"
 	a.Record(ctx, final)
 
-	a.Late(ctx, &audit.Row{CallID: "call-late", AttemptID: "another-attempt", LateOutcome: "error"})
+	a.Late(ctx, &audit.Row{CallID: "call-late", Tool: final.Tool, AttemptID: "another-attempt", LateOutcome: "error"})
 	finished := time.Date(2026, 12, 1, 1, 2, 3, 4, time.UTC)
-	a.Late(ctx, &audit.Row{CallID: "call-late", AttemptID: row.AttemptID, LateOutcome: "ok", FinishedAt: &finished})
-	a.Late(ctx, &audit.Row{CallID: "call-late", AttemptID: row.AttemptID, LateOutcome: "error"})
+	a.Late(ctx, &audit.Row{CallID: "call-late", Tool: final.Tool, AttemptID: row.AttemptID, LateOutcome: "ok", FinishedAt: &finished})
+	a.Late(ctx, &audit.Row{CallID: "call-late", Tool: final.Tool, AttemptID: row.AttemptID, LateOutcome: "error"})
 
 	it := e.item(t, "call-late")
 	if str(it, "lateOutcome") != "ok" || str(it, "finishedAt") != finished.Format(audit.StartedAtLayout) ||

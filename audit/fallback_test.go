@@ -207,7 +207,7 @@ func TestLateOutcomeFallsBackThenReplays(t *testing.T) {
 	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb})
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	down.Late(dctx, &audit.Row{CallID: "call-late-lost", AttemptID: row.AttemptID, LateOutcome: "error", LateErrorCode: "NOT_FOUND"})
+	down.Late(dctx, &audit.Row{CallID: "call-late-lost", Tool: row.Tool, AttemptID: row.AttemptID, LateOutcome: "error", LateErrorCode: "NOT_FOUND"})
 	if !strings.Contains(fb.String(), `"status":"late"`) {
 		t.Fatalf("fallback: %s", fb.String())
 	}

@@ -135,6 +135,7 @@ func itemFor(r *Row, entityDimension string) (map[string]types.AttributeValue, e
 		return nil, err
 	}
 	item["startedAt"] = &types.AttributeValueMemberS{Value: r.StartedAt.UTC().Format(StartedAtLayout)}
+	item[KeyAttribute] = &types.AttributeValueMemberS{Value: r.Key()}
 	// Index keys may not be empty strings: absent means "not in the index".
 	// The caller key names the principal, not just its subject: the same
 	// subject from another issuer or tenant is someone else.

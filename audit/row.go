@@ -29,6 +29,11 @@ const OutcomeUnknown = "unknown"
 // names (documented in docs/audit.md); keep them stable.
 type Row struct {
 	CallID string `json:"callId" dynamodbav:"callId"`
+	// Writer is who wrote the row: the tool whose function served the call
+	// (or the front that answered for it). The table's key is
+	// "<writer>#<callId>" ([Row.Key]), so IAM can confine each function's
+	// writes to its own rows (dynamodb:LeadingKeys). Empty: Tool.
+	Writer string `json:"writer,omitempty" dynamodbav:"writer,omitempty"`
 	Status string `json:"status" dynamodbav:"status"`
 	// AttemptID names one execution of the call. Only the attempt that
 	// wrote a pending row may complete it, so a second execution of the
@@ -108,4 +113,21 @@ type Row struct {
 
 	// ExpiresAt is the TTL attribute (epoch seconds).
 	ExpiresAt int64 `json:"expiresAt,omitempty" dynamodbav:"expiresAt,omitempty"`
+}
+
+// KeyAttribute is the audit table's partition key attribute.
+const KeyAttribute = "rowKey"
+
+// Key is the row's partition key, "<writer>#<callId>": every row a writer
+// puts starts with its own name, which is what its IAM policy may write.
+func (r *Row) Key() string { return RowKey(r.writerName(), r.CallID) }
+
+// RowKey is the partition key of writer's row of call callID.
+func RowKey(writer, callID string) string { return writer + "#" + callID }
+
+func (r *Row) writerName() string {
+	if r.Writer != "" {
+		return r.Writer
+	}
+	return r.Tool
 }

@@ -27,7 +27,7 @@ func rowOf(t *testing.T, callID string) (audit.Row, bool) {
 	t.Helper()
 	out, err := stack.DynamoDB().GetItem(t.Context(), &dynamodb.GetItemInput{
 		TableName: aws.String(stack.AuditTable()), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"callId": &types.AttributeValueMemberS{Value: callID}},
+		Key: map[string]types.AttributeValue{audit.KeyAttribute: &types.AttributeValueMemberS{Value: audit.RowKey("broadcast_delete", callID)}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,16 @@ func grants(t *testing.T, id string, props map[string]any) map[string]bool {
 					t.Errorf("%s: statement uses %s", id, key)
 				}
 			}
+			// The one condition a grant may carry: dynamodb:LeadingKeys,
+			// which confines writes to the keys that start with a prefix.
+			where := ""
+			if c, ok := st["Condition"]; ok {
+				lk, err := leadingKeys(c)
+				if err != nil {
+					t.Errorf("%s: %v", id, err)
+				}
+				where = " where key like " + lk
+			}
 			var resources []string
 			for _, r := range list(st["Resource"]) {
 				name, err := resourceName(r)
@@ -54,7 +64,7 @@ func grants(t *testing.T, id string, props map[string]any) map[string]bool {
 					continue
 				}
 				for _, r := range resources {
-					out[action+" on "+r] = true
+					out[action+" on "+r+where] = true
 				}
 			}
 		}
@@ -96,10 +106,28 @@ func set(items ...string) map[string]bool {
 	return m
 }
 
-// auditGrant is what every tool function may do to the audit table: the
-// adapter puts a row (conditionally) and completes a destructive tool's
-// pending row; it never reads, deletes or scans.
-var auditGrant = []string{"dynamodb:PutItem on AuditTable", "dynamodb:UpdateItem on AuditTable"}
+// auditGrant is what a tool function may do to the audit table: the adapter
+// puts a row (conditionally) and completes a destructive tool's pending row;
+// it never reads, deletes or scans, and it writes only its own tool's rows
+// (keys "<tool>#<callId>"), so a compromised function cannot touch another
+// tool's evidence.
+func auditGrant(tool string) []string {
+	where := " where key like " + tool + "#*"
+	return []string{"dynamodb:PutItem on AuditTable" + where, "dynamodb:UpdateItem on AuditTable" + where}
+}
+
+// leadingKeys reads {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [p]}}
+// and returns p; any other condition is an error.
+func leadingKeys(c any) (string, error) {
+	m, _ := c.(map[string]any)
+	like, _ := m["ForAllValues:StringLike"].(map[string]any)
+	keys := list(like["dynamodb:LeadingKeys"])
+	if len(m) != 1 || len(like) != 1 || len(keys) != 1 {
+		return "", fmt.Errorf("condition %v: only ForAllValues:StringLike on dynamodb:LeadingKeys with one prefix is expected", c)
+	}
+	p, _ := keys[0].(string)
+	return p, nil
+}
 
 // ownKey is the grant that lets a role read the call key of function
 // <name>Function.
@@ -109,10 +137,10 @@ func ownKey(name string) string { return "secretsmanager:GetSecretValue on " + n
 func TestLeastPrivilege(t *testing.T) {
 	rt := raw(t)
 	want := map[string]map[string]bool{
-		"BroadcastCreateFunction": set(append([]string{"dynamodb:PutItem on BroadcastsTable", "dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastCreate")}, auditGrant...)...),
-		"BroadcastGetFunction":    set(append([]string{"dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastGet")}, auditGrant...)...),
-		"BroadcastListFunction":   set(append([]string{"dynamodb:Query on BroadcastsTable/index/" + handlers.ChannelIndex, ownKey("BroadcastList")}, auditGrant...)...),
-		"BroadcastDeleteFunction": set(append([]string{"dynamodb:DeleteItem on BroadcastsTable", ownKey("BroadcastDelete")}, auditGrant...)...),
+		"BroadcastCreateFunction": set(append([]string{"dynamodb:PutItem on BroadcastsTable", "dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastCreate")}, auditGrant("broadcast_create")...)...),
+		"BroadcastGetFunction":    set(append([]string{"dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastGet")}, auditGrant("broadcast_get")...)...),
+		"BroadcastListFunction":   set(append([]string{"dynamodb:Query on BroadcastsTable/index/" + handlers.ChannelIndex, ownKey("BroadcastList")}, auditGrant("broadcast_list")...)...),
+		"BroadcastDeleteFunction": set(append([]string{"dynamodb:DeleteItem on BroadcastsTable", ownKey("BroadcastDelete")}, auditGrant("broadcast_delete")...)...),
 	}
 	forwards := gatewayToolFunctions(t)
 	gw := map[string]bool{}
@@ -165,7 +193,7 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 		}
 		for g := range grants(t, res.LogicalID, res.Properties) {
 			action, target, _ := strings.Cut(g, " on ")
-			if target == "AuditTable" {
+			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") {
 				continue
 			}
 			for _, w := range writes {

@@ -78,8 +78,8 @@ func TestAuditTableInDynamoDBLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := desc.Table.KeySchema; len(k) != 1 || aws.ToString(k[0].AttributeName) != "callId" || k[0].KeyType != types.KeyTypeHash {
-		t.Errorf("table key = %+v, want callId HASH", k)
+	if k := desc.Table.KeySchema; len(k) != 1 || aws.ToString(k[0].AttributeName) != "rowKey" || k[0].KeyType != types.KeyTypeHash {
+		t.Errorf("table key = %+v, want rowKey HASH", k)
 	}
 	if bm := desc.Table.BillingModeSummary; bm == nil || bm.BillingMode != types.BillingModePayPerRequest {
 		t.Errorf("billing = %+v, want PAY_PER_REQUEST", bm)
@@ -105,6 +105,7 @@ func TestAuditTableInDynamoDBLocal(t *testing.T) {
 
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	row := map[string]types.AttributeValue{
+		"rowKey":    s("broadcast_get#call-1"),
 		"callId":    s("call-1"),
 		"traceId":   s("1-5759e988-bd862e3fe1be46a994272793"),
 		"callerKey": s("user-123"),
@@ -119,7 +120,7 @@ func TestAuditTableInDynamoDBLocal(t *testing.T) {
 	// A sparse row (no caller, no entity) must be accepted and stay out of
 	// those indexes.
 	sparse := map[string]types.AttributeValue{
-		"callId": s("call-2"), "traceId": s("1-5759e988-bd862e3fe1be46a994272793"), "startedAt": s("2026-11-29T12:00:01.000000000Z"),
+		"rowKey": s("broadcast_get#call-2"), "callId": s("call-2"), "traceId": s("1-5759e988-bd862e3fe1be46a994272793"), "startedAt": s("2026-11-29T12:00:01.000000000Z"),
 	}
 	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: sparse}); err != nil {
 		t.Fatal(err)
