@@ -23,8 +23,27 @@ $(NODE_TOOLS)/node_modules/.installed: $(NODE_TOOLS)/package.json $(NODE_TOOLS)/
 ## test: vet, staticcheck and every Go test (DynamoDB Local, X-Ray stand-in included).
 test: deps vet staticcheck test-go
 
+# The packages with concurrency run under the race detector (once: not
+# again without it); the rest run plainly. Committed fuzz corpora run as
+# ordinary tests in both.
+RACE_PKGS := ./adapter/ ./audit/ ./calltoken/ ./gateway/ ./localtest/
 test-go:
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -E '/mcpfn/(adapter|audit|calltoken|gateway|localtest)$$')
+
+## fuzz: every native fuzz target for FUZZTIME each (default 1m), e.g.
+## `make fuzz FUZZTIME=10m`. Inputs that fail land in the package's
+## testdata/fuzz/<Target>/, to be committed with the fix.
+FUZZTIME ?= 1m
+.PHONY: fuzz
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+	  pkg=./$$(dirname $$f); \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "fuzz $$t in $$pkg for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 vet:
 	$(GO) vet ./...
