@@ -1,6 +1,7 @@
 package templatetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -163,10 +164,41 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("%s grants\n  %v\nwant\n  %v", id, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(w)))
 		}
 	}
-	for _, typ := range []string{"AWS::IAM::Role", "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"} {
+	for _, typ := range []string{"AWS::IAM::Role", "AWS::IAM::Policy"} {
 		if ids := rt.LogicalIDs(typ); len(ids) > 0 {
 			t.Errorf("%s resources %v: this test does not check them; express grants as function Policies", typ, ids)
 		}
+	}
+	if ids := rt.LogicalIDs("AWS::IAM::ManagedPolicy"); !slices.Equal(ids, []string{"McpCallerPolicy"}) {
+		t.Errorf("managed policies %v: only McpCallerPolicy is checked (TestCallerPolicyOnlyViaTheURL)", ids)
+	}
+}
+
+// TestCallerPolicyOnlyViaTheURL: the policy iam-mode callers get grants
+// InvokeFunction on the gateway only with lambda:InvokedViaFunctionUrl, so it
+// cannot be used to invoke the gateway directly with a made-up request
+// context.
+func TestCallerPolicyOnlyViaTheURL(t *testing.T) {
+	res, ok := raw(t).Resource("McpCallerPolicy")
+	if !ok {
+		t.Fatal("no McpCallerPolicy")
+	}
+	doc, _ := res.Properties["PolicyDocument"].(map[string]any)
+	got := map[string]string{}
+	for _, s := range list(doc["Statement"]) {
+		st, _ := s.(map[string]any)
+		if st["Effect"] != "Allow" || getAtt(st["Resource"]) != "GatewayFunction.Arn" {
+			t.Errorf("statement %v: want Allow on GatewayFunction.Arn only", st)
+		}
+		cond, _ := json.Marshal(st["Condition"])
+		got[fmt.Sprint(st["Action"])] = string(cond)
+	}
+	want := map[string]string{
+		"lambda:InvokeFunctionUrl": `{"StringEquals":{"lambda:FunctionUrlAuthType":"AWS_IAM"}}`,
+		"lambda:InvokeFunction":    `{"Bool":{"lambda:InvokedViaFunctionUrl":"true"}}`,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("statements %v, want %v", got, want)
 	}
 }
 
