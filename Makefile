@@ -6,7 +6,7 @@ GO ?= go
 GOFLAGS_LAMBDA := -trimpath -tags lambda.norpc -ldflags='-s -w -buildid='
 NODE_TOOLS := tools/node
 
-.PHONY: all test test-go lint vet staticcheck bench local build deps node-deps fmt
+.PHONY: all test test-go lint vet staticcheck bench local build deps node-deps fmt validate-template
 
 all: build
 
@@ -34,6 +34,13 @@ staticcheck:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+## validate-template: @aws/cloudformation-validate (offline, no credentials) over
+## template.yaml; fails on any FATAL, ERROR or WARN finding that
+## templatetest/cfn-validate-excuses.json does not excuse, and on stale excuses.
+## The same test runs in `make test`.
+validate-template: node-deps
+	$(GO) test -count=1 -run '^TestCloudFormationValidate' -v ./templatetest/
 
 ## bench: the benchmarks behind docs/benchmarks.md.
 bench: deps

@@ -9,4 +9,9 @@
 // internal/samtemplate as plain values with intrinsics intact, because
 // goformation neither merges Globals nor keeps !Ref / !GetAtt, and IAM checks
 // need to see exactly which resource a statement names.
+//
+// @aws/cloudformation-validate (npm, offline) checks the template against the
+// CloudFormation resource schemas and cfn-lint's rules; every FATAL, ERROR or
+// WARN finding fails unless cfn-validate-excuses.json names it (rule, entity,
+// property path) with a reason a reviewer can accept.
 package templatetest
