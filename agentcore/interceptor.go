@@ -280,3 +280,9 @@ func rpcResult(id json.RawMessage, result json.RawMessage) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID(id), "result": result})
 	return b
 }
+
+// TargetName is the AgentCore Gateway target name of a tool's function in
+// template.yaml: the tool name with "-" for "_" (target names allow no
+// underscore). params.name and Cedar action ids are
+// TargetName(tool) + TargetSeparator + tool.
+func TargetName(tool string) string { return strings.ReplaceAll(tool, "_", "-") }
