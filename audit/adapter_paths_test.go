@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
 // pathIn selects, per call, the path through the hook chain.
@@ -52,10 +53,14 @@ func pathTool(t testing.TB) *adapter.Tool {
 
 func pathEnvelope(t testing.TB, callID string, args any, scopes ...string) []byte {
 	t.Helper()
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := json.Marshal(map[string]any{
 		"mcpfn": "1", "callId": callID,
-		"params": map[string]any{"name": "broadcast_delete", "arguments": args},
-		"caller": map[string]any{"subject": "user-7", "authMethod": "jwt", "scopes": scopes},
+		"params":    map[string]any{"name": "broadcast_delete", "arguments": json.RawMessage(argsJSON)},
+		"callToken": lambdatest.Token(testFunction, "broadcast_delete", callID, &adapter.Identity{Subject: "user-7", AuthMethod: "jwt", Scopes: scopes}, argsJSON),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +80,7 @@ func TestAdapterEveryPathLeavesOneFinalRow(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	fn := adapter.New(pathTool(t), adapter.WithAuditor(e.auditor(t, audit.Config{})), adapter.WithHooks(reject),
+	fn := newFunction(pathTool(t), adapter.WithAuditor(e.auditor(t, audit.Config{})), adapter.WithHooks(reject),
 		adapter.WithReserve(700*time.Millisecond))
 	cases := []struct {
 		callID, stage, code string
@@ -168,7 +173,7 @@ func TestAdapterDyingChild(t *testing.T) {
 		t.Skip("runs only as a child process of TestAdapterProcessDeathLeavesThePendingRow")
 	}
 	a := audit.New(audit.Config{Table: table, Client: clientFor(os.Getenv("MCPFN_DYNAMODB_ENDPOINT"))})
-	fn := adapter.New(pathTool(t), adapter.WithAuditor(a))
+	fn := newFunction(pathTool(t), adapter.WithAuditor(a))
 	invokeLambda(t, fn, pathEnvelope(t, "call-dies", pathIn{ID: "b-dies", Mode: "exit"}, "broadcasts:write"), "")
 	t.Fatal("the handler should have ended the process")
 }

@@ -53,14 +53,28 @@ func deleteTool(t testing.TB, destructive bool) *adapter.Tool {
 	return tool
 }
 
+// testFunction is the function name the tests' call tokens are for.
+const testFunction = "broadcast_delete"
+
+// newFunction is adapter.New with the test function's call-token verifier,
+// as Start gives a deployed function its own.
+func newFunction(tool *adapter.Tool, opts ...adapter.Option) *adapter.Function {
+	return adapter.New(tool, append([]adapter.Option{adapter.WithCallVerifier(lambdatest.Verifier(testFunction))}, opts...)...)
+}
+
+// envelope is a signed envelope of a broadcast_delete call by user-7.
 func envelope(t testing.TB, callID string, args any) []byte {
 	t.Helper()
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := json.Marshal(map[string]any{
-		"mcpfn":  adapter.EnvelopeVersion,
-		"callId": callID,
-		"params": map[string]any{"name": "broadcast_delete", "arguments": args},
-		"mcp":    map[string]any{"era": "modern", "method": "tools/call", "protocolVersion": "2026-07-28"},
-		"caller": map[string]any{"subject": "user-7", "authMethod": "jwt"},
+		"mcpfn":     adapter.EnvelopeVersion,
+		"callId":    callID,
+		"params":    map[string]any{"name": "broadcast_delete", "arguments": json.RawMessage(argsJSON)},
+		"mcp":       map[string]any{"era": "modern", "method": "tools/call", "protocolVersion": "2026-07-28"},
+		"callToken": lambdatest.Token(testFunction, "broadcast_delete", callID, &adapter.Identity{Subject: "user-7", AuthMethod: "jwt"}, argsJSON),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +110,7 @@ const lambdaRoot, lambdaParent = "1-5f84c7a1-0123456789abcdef01234567", "53995c3
 
 func TestAdapterCallRowMatchesItsSubsegment(t *testing.T) {
 	e := newEnv(t)
-	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	fn := newFunction(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{})))
 	invokeLambda(t, fn, envelope(t, "call-a1", deleteIn{ID: "b-1", Password: "hunter2"}),
 		"Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
 
@@ -129,7 +143,7 @@ func TestAdapterDestructiveCallPendingThenDone(t *testing.T) {
 			return nil
 		},
 	}
-	fn := adapter.New(deleteTool(t, true), adapter.WithAuditor(a), adapter.WithHooks(probe))
+	fn := newFunction(deleteTool(t, true), adapter.WithAuditor(a), adapter.WithHooks(probe))
 	invokeLambda(t, fn, envelope(t, "call-d1", deleteIn{ID: "b-2"}), "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
 	if len(seen) != 1 || seen[0] != audit.StatusPending {
 		t.Errorf("status seen by the handler stage: %v", seen)
@@ -145,7 +159,7 @@ func TestAdapterDestructiveCallPendingThenDone(t *testing.T) {
 
 func TestAdapterRetriedInvocationOneRow(t *testing.T) {
 	e := newEnv(t)
-	fn := adapter.New(deleteTool(t, true), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	fn := newFunction(deleteTool(t, true), adapter.WithAuditor(e.auditor(t, audit.Config{})))
 	payload := envelope(t, "call-r1", deleteIn{ID: "b-3"})
 	invokeLambda(t, fn, payload, "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
 	invokeLambda(t, fn, payload, "Root="+lambdaRoot+";Parent=aaaaaaaaaaaaaaaa;Sampled=1")
@@ -156,7 +170,7 @@ func TestAdapterRetriedInvocationOneRow(t *testing.T) {
 
 func TestAdapterUnsampledAndUntraced(t *testing.T) {
 	e := newEnv(t)
-	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{})))
+	fn := newFunction(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{})))
 	invokeLambda(t, fn, envelope(t, "call-unsampled", deleteIn{ID: "b-4"}), "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=0")
 	invokeLambda(t, fn, envelope(t, "call-untraced", deleteIn{ID: "b-5"}), "")
 
@@ -189,7 +203,7 @@ func TestAdapterUnsampledAndUntraced(t *testing.T) {
 
 func TestAdapterConcurrentCallsKeepTheirOwnRows(t *testing.T) {
 	e := newEnv(t)
-	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{AttemptTimeout: 30 * time.Second})))
+	fn := newFunction(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{AttemptTimeout: 30 * time.Second})))
 	const n = 200
 	var wg sync.WaitGroup
 	for i := range n {
@@ -215,7 +229,7 @@ func TestAdapterUnreachableTableFallbackReplay(t *testing.T) {
 	e := newEnv(t)
 	var fb bytes.Buffer
 	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb})
-	fn := adapter.New(deleteTool(t, false), adapter.WithAuditor(down))
+	fn := newFunction(deleteTool(t, false), adapter.WithAuditor(down))
 	invokeLambda(t, fn, envelope(t, "call-f1", deleteIn{ID: "b-6", Fail: true}), "Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
 	if strings.Count(fb.String(), `"mcpfnAuditFallback":1`) != 1 {
 		t.Fatalf("fallback: %s", fb.String())

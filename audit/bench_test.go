@@ -146,7 +146,7 @@ func benchAdapter(b *testing.B, audited bool) {
 		e := newEnv(b)
 		opts = append(opts, adapter.WithAuditor(e.auditor(b, audit.Config{})))
 	}
-	fn := lambda.NewHandler(adapter.New(deleteTool(b, false), opts...))
+	fn := lambda.NewHandler(newFunction(deleteTool(b, false), opts...))
 	var n atomic.Int64
 	b.ReportAllocs()
 	for b.Loop() {

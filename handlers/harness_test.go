@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
@@ -51,7 +52,8 @@ func newApp(t *testing.T) *app {
 		handlers.BroadcastCreate(a.store), handlers.BroadcastGet(a.store),
 		handlers.BroadcastList(a.store), handlers.BroadcastDelete(a.store),
 	} {
-		a.fns[tool.Name()] = adapter.New(tool, adapter.WithAuditor(teeRecorder{a.rows, auditor}))
+		a.fns[tool.Name()] = adapter.New(tool, adapter.WithAuditor(teeRecorder{a.rows, auditor}),
+			adapter.WithCallVerifier(lambdatest.Verifier("fn-"+tool.Name())))
 	}
 	return a
 }
@@ -181,7 +183,8 @@ func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool
 		CallID:  callID,
 		Params:  adapter.EnvelopeParams{Name: tool, Arguments: rawArgs},
 		MCP:     adapter.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: adapter.ModernProtocolVersion},
-		Caller:  caller,
+		// Signed as the gateway signs a call to the tool's function.
+		CallToken: lambdatest.Token("fn-"+tool, tool, callID, caller, rawArgs),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ const (
 	EnvInvokeAddr       = "MCPFN_LOCAL_INVOKE_ADDR"
 	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
+	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
 )
@@ -25,6 +26,7 @@ const (
 	DefaultInvokeAddr   = "127.0.0.1:3001"
 	DefaultDynamoDBAddr = "127.0.0.1:8000"
 	DefaultXRayAddr     = "127.0.0.1:2000"
+	DefaultSecretsAddr  = "127.0.0.1:0"
 	DefaultPoolSize     = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
@@ -52,6 +54,9 @@ type Config struct {
 	DynamoDBAddr string
 	// XRayAddr is the UDP address of the X-Ray daemon stand-in.
 	XRayAddr string
+	// SecretsAddr is where the Secrets Manager stand-in listens (the call
+	// keys). Default: any free loopback port.
+	SecretsAddr string
 	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
@@ -98,9 +103,9 @@ type FunctionSpec struct {
 	// Tool is the MCP tool the function serves, if it is a tool function.
 	Tool string
 	// Env is the function's environment, with references already resolved.
-	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_XRAY_DAEMON_ADDRESS, dummy
-	// credentials, the region and a request-state key shared by the stack's
-	// functions (MCPFN_REQUEST_STATE_KEY).
+	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER,
+	// AWS_XRAY_DAEMON_ADDRESS, dummy credentials and the region; a tool
+	// function without MCPFN_CALL_KEY_SECRET gets a key secret of its own.
 	Env map[string]string
 	// Timeout in seconds, as the template's Timeout. Default 10 (the
 	// template's ToolTimeoutSeconds default).
@@ -122,6 +127,7 @@ func ConfigFromEnv() Config {
 		InvokeAddr:       get(EnvInvokeAddr),
 		DynamoDBAddr:     get(EnvDynamoDBAddr),
 		XRayAddr:         get(EnvXRayAddr),
+		SecretsAddr:      get(EnvSecretsAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 	}
 }
@@ -137,6 +143,7 @@ func (c *Config) defaults() {
 	def(&c.InvokeAddr, DefaultInvokeAddr)
 	def(&c.DynamoDBAddr, DefaultDynamoDBAddr)
 	def(&c.XRayAddr, DefaultXRayAddr)
+	def(&c.SecretsAddr, DefaultSecretsAddr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

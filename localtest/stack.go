@@ -2,8 +2,6 @@ package localtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,13 +20,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 )
 
@@ -54,14 +54,14 @@ type Stack struct {
 	mu        sync.Mutex
 	emus      []*emulator
 
-	ddb    *dynamolocal.Server // nil with an external endpoint
-	ddbURL string
-	// stateKey seals multi-round request states; every function of the
-	// stack shares it, as every environment of a deployed function must.
-	stateKey     string
-	stateKeyOnce sync.Once
-	tables       map[string]string // logical ID → local name
-	auditTable   string
+	ddb        *dynamolocal.Server // nil with an external endpoint
+	ddbURL     string
+	tables     map[string]string // logical ID → local name
+	auditTable string
+
+	// secrets stands in for Secrets Manager: every call key of the
+	// template (and one per fixture function) lives there.
+	secrets *secretsstandin.Server
 
 	xray     *xraystandin.Daemon
 	xrayFile *os.File
@@ -145,6 +145,14 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.xray.SetOutput(s.xrayFile)
 
+	if s.secrets, err = secretsstandin.Start(cfg.SecretsAddr); err != nil {
+		return nil, fmt.Errorf("localtest: Secrets Manager stand-in (%s to move it): %w", EnvSecretsAddr, err)
+	}
+	for _, id := range tmpl.LogicalIDs(typeSecret) {
+		// As GenerateSecretString does on deployment.
+		s.secrets.Generate(id, 64)
+	}
+
 	// Resolve the template: table names, the gateway's environment (which
 	// names the tool functions) and every function's.
 	names := newLocalNames(tmpl, cfg.DynamoDBEndpoint != "")
@@ -171,6 +179,13 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range specs {
+		// A function the template gives no key (a test's own spec) gets
+		// one, as a deployment would have to.
+		if sp := &specs[i]; sp.Tool != "" && sp.Env[calltoken.EnvKeySecret] == "" {
+			sp.Env = withKeySecret(s.secrets, sp.Name, sp.Env)
+		}
+	}
 	for _, x := range cfg.ExtraFunctions {
 		// A fixture gets the template's Globals environment, as it would
 		// if it were declared in template.yaml.
@@ -182,6 +197,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 			env[k] = v
 		}
 		x.Env = env
+		if x.Tool != "" && x.Env[calltoken.EnvKeySecret] == "" {
+			x.Env = withKeySecret(s.secrets, x.Name, x.Env)
+		}
 		specs = append(specs, x)
 	}
 	s.auditTable = globalEnv[audit.EnvTable]
@@ -249,6 +267,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	go func() { _ = s.invokeSrv.Serve(invokeLn) }()
 
 	if err := s.startGateway(ctx, gwEnv, toolFns, specs, mcpLn); err != nil {
+		return nil, err
+	}
+	if err := s.writeKeys(); err != nil {
 		return nil, err
 	}
 	s.ready = time.Since(s.started)
@@ -366,34 +387,29 @@ func (s *Stack) prepareFunction(f *function) error {
 		f.max = f.spec.MaxConcurrency
 	}
 	env := map[string]string{
-		"PATH":                            os.Getenv("PATH"),
-		"TZ":                              "UTC",
-		"LANG":                            "C.UTF-8",
-		"_HANDLER":                        "bootstrap",
-		"AWS_LAMBDA_FUNCTION_NAME":        f.spec.Name,
-		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
-		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(f.spec.Timeout),
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(f.spec.MemorySize),
-		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.spec.Name,
-		"AWS_LAMBDA_LOG_STREAM_NAME":      "local",
-		"AWS_REGION":                      localRegion,
-		"AWS_DEFAULT_REGION":              localRegion,
-		"AWS_ACCESS_KEY_ID":               localKeyID,
-		"AWS_SECRET_ACCESS_KEY":           localSecret,
-		"AWS_CONFIG_FILE":                 os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE":     os.DevNull,
-		"AWS_EC2_METADATA_DISABLED":       "true",
-		"AWS_ENDPOINT_URL_DYNAMODB":       s.ddbURL,
-		"AWS_XRAY_DAEMON_ADDRESS":         s.xray.Addr(),
-		"AWS_XRAY_CONTEXT_MISSING":        "LOG_ERROR",
-		adapter.EnvRequestStateKey:        s.requestStateKey(),
+		"PATH":                             os.Getenv("PATH"),
+		"TZ":                               "UTC",
+		"LANG":                             "C.UTF-8",
+		"_HANDLER":                         "bootstrap",
+		"AWS_LAMBDA_FUNCTION_NAME":         f.spec.Name,
+		"AWS_LAMBDA_FUNCTION_VERSION":      "$LATEST",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT":      strconv.Itoa(f.spec.Timeout),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE":  strconv.Itoa(f.spec.MemorySize),
+		"AWS_LAMBDA_LOG_GROUP_NAME":        "/aws/lambda/" + f.spec.Name,
+		"AWS_LAMBDA_LOG_STREAM_NAME":       "local",
+		"AWS_REGION":                       localRegion,
+		"AWS_DEFAULT_REGION":               localRegion,
+		"AWS_ACCESS_KEY_ID":                localKeyID,
+		"AWS_SECRET_ACCESS_KEY":            localSecret,
+		"AWS_CONFIG_FILE":                  os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE":      os.DevNull,
+		"AWS_EC2_METADATA_DISABLED":        "true",
+		"AWS_ENDPOINT_URL_DYNAMODB":        s.ddbURL,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.URL,
+		"AWS_XRAY_DAEMON_ADDRESS":          s.xray.Addr(),
+		"AWS_XRAY_CONTEXT_MISSING":         "LOG_ERROR",
 	}
 	for k, v := range f.spec.Env {
-		if k == adapter.EnvRequestStateKey && v == "" {
-			// The template's default (no key): locally the stack's
-			// shared key stands in for the secret a deployment sets.
-			continue
-		}
 		env[k] = v
 	}
 	for _, k := range sortedKeys(env) {
@@ -438,11 +454,16 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	for tool, fn := range toolFns {
 		cfg.Functions[tool] = fn
 	}
+	if cfg.KeySecrets == nil {
+		cfg.KeySecrets = map[string]string{}
+	}
 	for _, sp := range specs {
 		if sp.Tool != "" {
 			cfg.Functions[sp.Tool] = sp.Name
+			cfg.KeySecrets[sp.Tool] = sp.Env[calltoken.EnvKeySecret]
 		}
 	}
+	cfg.KeySecretsAPI = s.SecretsManager()
 	cfg.Tools = append(handlers.Catalog(), s.cfg.ExtraTools...)
 	// A function defined in the template without a tool in the catalog
 	// (or the reverse) is the gateway's configuration error to report.
@@ -496,7 +517,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		// Globals meant for the tool functions; the gateway writes no
 		// audit rows.
 		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
-		adapter.EnvRequestStateKey: true,
+		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 	}
 	var errs []error
 	local := make(map[string]string, len(env))
@@ -647,6 +668,9 @@ func (s *Stack) Close() error {
 		if s.iss != nil {
 			_ = s.iss.close()
 		}
+		if s.secrets != nil {
+			_ = s.secrets.Close()
+		}
 		if s.xray != nil {
 			_ = s.xray.Close()
 		}
@@ -669,13 +693,38 @@ func (s *Stack) Close() error {
 	return s.closeErr
 }
 
-// requestStateKey is the stack's shared key for sealing multi-round request
-// states: a round served by one emulator must be verifiable by another.
-func (s *Stack) requestStateKey() string {
-	s.stateKeyOnce.Do(func() {
-		b := make([]byte, 32)
-		_, _ = rand.Read(b)
-		s.stateKey = hex.EncodeToString(b)
-	})
-	return s.stateKey
+// withKeySecret gives function name a call-key secret of its own in the
+// stand-in and returns env with MCPFN_CALL_KEY_SECRET naming it.
+func withKeySecret(sm *secretsstandin.Server, name string, env map[string]string) map[string]string {
+	id := name + "CallKey"
+	sm.Generate(id, 64)
+	out := map[string]string{calltoken.EnvKeySecret: secretsstandin.ARN(id)}
+	for k, v := range env {
+		if k != calltoken.EnvKeySecret {
+			out[k] = v
+		}
+	}
+	return out
 }
+
+// SecretsManager returns a Secrets Manager client for the stack's stand-in,
+// built from explicit, dummy settings only.
+func (s *Stack) SecretsManager() *secretsmanager.Client {
+	return secretsmanager.New(secretsmanager.Options{
+		Region:       localRegion,
+		BaseEndpoint: aws.String(s.secrets.URL),
+		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+	})
+}
+
+// KeySecret is the id of function's call-key secret ("" for none): a second
+// gateway over the stack's Invoke API signs with it.
+func (s *Stack) KeySecret(function string) string {
+	if f := s.functions[function]; f != nil {
+		return f.spec.Env[calltoken.EnvKeySecret]
+	}
+	return ""
+}
+
+// Secrets is the Secrets Manager stand-in (tests rotate keys through it).
+func (s *Stack) Secrets() *secretsstandin.Server { return s.secrets }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 )
 
 // Local stand-ins for the facts CloudFormation knows and a laptop does not.
@@ -20,6 +21,7 @@ const (
 	localAccount = "000000000000"
 	gatewayID    = "GatewayFunction"
 	typeFunction = "AWS::Serverless::Function"
+	typeSecret   = "AWS::SecretsManager::Secret"
 )
 
 // localNames maps the template's resources to their local names, and
@@ -51,6 +53,9 @@ func newLocalNames(t *samtemplate.Template, unique bool) *localNames {
 			n.vals.Refs[id] = id + suffix
 			n.vals.Attrs[id+".Arn"] = "arn:aws:dynamodb:" + localRegion + ":" + localAccount + ":table/" + id + suffix
 		}
+	}
+	for _, id := range t.LogicalIDs(typeSecret) {
+		n.vals.Refs[id] = secretsstandin.ARN(id)
 	}
 	for _, id := range t.LogicalIDs(typeFunction) {
 		n.vals.Refs[id] = id

@@ -15,10 +15,14 @@ import (
 )
 
 // TestLocalEventsReachTheHandler runs every event in localtest/events through
-// its tool's adapter, as `sam local invoke -e` would, and requires that it
-// passes decoding, validation and the scope gate. The catalog's tools are
-// bound to no store, so reaching the handler shows as its "no store" error
-// (INTERNAL_SERVER_ERROR); anything else means the event file has rotted.
+// its tool's adapter, as `sam local invoke -e` would. As committed, an event
+// carries no call token, and every function refuses it (UNAUTHORIZED): there
+// is no unsigned mode a deployed function could fall into. Signed as the
+// gateway signs (`mcpfn-local sign-events` does this with a running stack's
+// keys), it passes decoding, verification, validation and the scope gate.
+// The catalog's tools are bound to no store, so reaching the handler shows
+// as its "no store" error (INTERNAL_SERVER_ERROR); anything else means the
+// event file has rotted.
 func TestLocalEventsReachTheHandler(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "localtest", "events")
 	for _, tool := range handlers.Catalog() {
@@ -31,15 +35,21 @@ func TestLocalEventsReachTheHandler(t *testing.T) {
 			if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != tool.Name() {
 				t.Fatalf("not an envelope for %s (%v)", tool.Name(), err)
 			}
-			out, err := adapter.New(tool).Invoke(context.Background(), payload)
+			fnName := "fn-" + tool.Name()
+			fn := adapter.New(tool, adapter.WithCallVerifier(lambdatest.Verifier(fnName)))
+			if code := errorCodeOf(t, invokeEnvelope(t, fn, payload)); code != adapter.CodeUnauthorized {
+				t.Fatalf("the unsigned event was answered with %q, want UNAUTHORIZED", code)
+			}
+			if code := errorCodeOf(t, invokeEnvelope(t, adapter.New(tool), payload)); code != adapter.CodeUnauthorized {
+				t.Fatalf("a function without keys answered the unsigned event with %q", code)
+			}
+			demo := &adapter.Identity{Subject: "demo-user", AuthMethod: "jwt", Scopes: []string{"broadcasts:write"}}
+			env.CallToken = lambdatest.Token(fnName, tool.Name(), env.CallID, demo, env.Params.Arguments)
+			signed, err := json.Marshal(env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var resp adapter.EnvelopeResponse
-			if err := json.Unmarshal(out, &resp); err != nil || resp.Error != nil {
-				t.Fatalf("response %s (%v)", out, err)
-			}
-			wantReachedHandler(t, resp.Result)
+			wantReachedHandler(t, invokeEnvelope(t, fn, signed))
 		})
 	}
 
@@ -64,6 +74,36 @@ func TestLocalEventsReachTheHandler(t *testing.T) {
 		}
 		wantReachedHandler(t, out)
 	})
+}
+
+func invokeEnvelope(t *testing.T, fn *adapter.Function, payload []byte) json.RawMessage {
+	t.Helper()
+	out, err := fn.Invoke(context.Background(), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp adapter.EnvelopeResponse
+	if err := json.Unmarshal(out, &resp); err != nil || resp.Error != nil {
+		t.Fatalf("response %s (%v)", out, err)
+	}
+	return resp.Result
+}
+
+func errorCodeOf(t *testing.T, result json.RawMessage) adapter.Code {
+	t.Helper()
+	var tr struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(result, &tr); err != nil || len(tr.Content) != 1 {
+		t.Fatalf("result %s (%v)", result, err)
+	}
+	var body struct {
+		Error adapter.Code `json:"error"`
+	}
+	_ = json.Unmarshal([]byte(tr.Content[0].Text), &body)
+	return body.Error
 }
 
 func wantReachedHandler(t *testing.T, result json.RawMessage) {

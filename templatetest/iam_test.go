@@ -67,10 +67,16 @@ var subIndex = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}(/index/[A-Za-z0-9_
 // resourceName names the resource an IAM statement's Resource entry points
 // at: !GetAtt X.Arn → X, !Sub "${X.Arn}/index/i" → X/index/i. Literal ARNs
 // and wildcards are errors: every resource this stack's roles touch is in
-// the stack.
+// the stack. A Secrets Manager secret has no Arn attribute: its !Ref is its
+// ARN, so !Ref names it.
 func resourceName(r any) (string, error) {
 	if ga := getAtt(r); strings.HasSuffix(ga, ".Arn") {
 		return strings.TrimSuffix(ga, ".Arn"), nil
+	}
+	if fn, arg := intrinsic(r); fn == "Ref" {
+		if id, ok := arg.(string); ok && strings.HasSuffix(id, "CallKey") {
+			return id, nil
+		}
 	}
 	if fn, arg := intrinsic(r); fn == "Fn::Sub" {
 		if s, ok := arg.(string); ok {
@@ -95,19 +101,26 @@ func set(items ...string) map[string]bool {
 // pending row; it never reads, deletes or scans.
 var auditGrant = []string{"dynamodb:PutItem on AuditTable", "dynamodb:UpdateItem on AuditTable"}
 
+// ownKey is the grant that lets a role read the call key of function
+// <name>Function.
+func ownKey(name string) string { return "secretsmanager:GetSecretValue on " + name + "CallKey" }
+
 // TestLeastPrivilege pins every role to exactly the calls its code makes.
 func TestLeastPrivilege(t *testing.T) {
 	rt := raw(t)
 	want := map[string]map[string]bool{
-		"BroadcastCreateFunction": set(append([]string{"dynamodb:PutItem on BroadcastsTable", "dynamodb:GetItem on BroadcastsTable"}, auditGrant...)...),
-		"BroadcastGetFunction":    set(append([]string{"dynamodb:GetItem on BroadcastsTable"}, auditGrant...)...),
-		"BroadcastListFunction":   set(append([]string{"dynamodb:Query on BroadcastsTable/index/" + handlers.ChannelIndex}, auditGrant...)...),
-		"BroadcastDeleteFunction": set(append([]string{"dynamodb:DeleteItem on BroadcastsTable"}, auditGrant...)...),
+		"BroadcastCreateFunction": set(append([]string{"dynamodb:PutItem on BroadcastsTable", "dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastCreate")}, auditGrant...)...),
+		"BroadcastGetFunction":    set(append([]string{"dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastGet")}, auditGrant...)...),
+		"BroadcastListFunction":   set(append([]string{"dynamodb:Query on BroadcastsTable/index/" + handlers.ChannelIndex, ownKey("BroadcastList")}, auditGrant...)...),
+		"BroadcastDeleteFunction": set(append([]string{"dynamodb:DeleteItem on BroadcastsTable", ownKey("BroadcastDelete")}, auditGrant...)...),
 	}
 	forwards := gatewayToolFunctions(t)
 	gw := map[string]bool{}
 	for _, fn := range forwards {
 		gw["lambda:InvokeFunction on "+fn] = true
+		// The gateway signs calls to every tool function: it reads each
+		// one's key, and a function reads only its own (above).
+		gw[ownKey(strings.TrimSuffix(fn, "Function"))] = true
 	}
 	want["GatewayFunction"] = gw
 

@@ -152,9 +152,10 @@ func startStack(t *testing.T) *localtest.Stack {
 // emulators, the adapter — is the stack's.
 func openGateway(t *testing.T, st *localtest.Stack) string {
 	t.Helper()
-	fns := map[string]string{}
+	fns, secrets := map[string]string{}, map[string]string{}
 	for _, name := range conformance.Names() {
 		fns[name] = functionName(name)
+		secrets[name] = st.KeySecret(functionName(name))
 	}
 	// The SDK logs each removed-in-2026 method the suite probes at ERROR;
 	// keep that beside the stack's other logs instead of in the test output.
@@ -167,6 +168,9 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 		Tools:     conformance.Catalog(),
 		Functions: fns,
 		Auth:      gateway.AuthNone, // explicit: this gateway is for the suite only
+		// It signs with the stack's keys, as the stack's own gateway does.
+		KeySecrets:    secrets,
+		KeySecretsAPI: st.SecretsManager(),
 		Lambda: lambda.New(lambda.Options{
 			Region:       "us-east-1",
 			BaseEndpoint: aws.String(st.InvokeURL()),
