@@ -56,7 +56,7 @@ BIN_DIR ?= bin
 LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTION_DIRS = $(patsubst %/,%,$(sort $(dir $(wildcard functions/*/main.go))))
 
-.PHONY: agentcore-schemas agentcore-policies build-BroadcastCreateFunction build-BroadcastGetFunction build-BroadcastListFunction build-BroadcastDeleteFunction build-GatewayFunction
+.PHONY: agentcore-schemas agentcore-policies build-BroadcastCreateFunction build-BroadcastGetFunction build-BroadcastListFunction build-BroadcastDeleteFunction build-GatewayFunction build-AgentCoreInterceptorFunction
 
 ## build: every functions/<name> into $(BIN_DIR)/<name>/bootstrap (linux/arm64).
 build:
@@ -80,6 +80,8 @@ build-BroadcastDeleteFunction:
 	$(call lambda_build,broadcast_delete)
 build-GatewayFunction:
 	$(call lambda_build,gateway)
+build-AgentCoreInterceptorFunction:
+	$(call lambda_build,agentcore_interceptor)
 
 ## agentcore-schemas: AgentCore Gateway tool schemas from handlers.Catalog() into $(BIN_DIR)/agentcore.
 agentcore-schemas:
