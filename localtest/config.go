@@ -15,6 +15,7 @@ const (
 	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
+	EnvAgentCoreAddr    = "MCPFN_LOCAL_AGENTCORE_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
 )
@@ -27,7 +28,9 @@ const (
 	DefaultDynamoDBAddr = "127.0.0.1:8000"
 	DefaultXRayAddr     = "127.0.0.1:2000"
 	DefaultSecretsAddr  = "127.0.0.1:0"
-	DefaultPoolSize     = 4
+	// DefaultAgentCoreAddr is the AgentCore Gateway stand-in's address.
+	DefaultAgentCoreAddr = "127.0.0.1:8081"
+	DefaultPoolSize      = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
 	// reaches its concurrency limit.
@@ -57,6 +60,9 @@ type Config struct {
 	// SecretsAddr is where the Secrets Manager stand-in listens (the call
 	// keys). Default: any free loopback port.
 	SecretsAddr string
+	// AgentCoreAddr is where the AgentCore Gateway stand-in serves MCP on
+	// /mcp (only when template.yaml declares an AgentCore Gateway).
+	AgentCoreAddr string
 	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
@@ -128,6 +134,7 @@ func ConfigFromEnv() Config {
 		DynamoDBAddr:     get(EnvDynamoDBAddr),
 		XRayAddr:         get(EnvXRayAddr),
 		SecretsAddr:      get(EnvSecretsAddr),
+		AgentCoreAddr:    get(EnvAgentCoreAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 	}
 }
@@ -144,6 +151,7 @@ func (c *Config) defaults() {
 	def(&c.DynamoDBAddr, DefaultDynamoDBAddr)
 	def(&c.XRayAddr, DefaultXRayAddr)
 	def(&c.SecretsAddr, DefaultSecretsAddr)
+	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}
