@@ -44,6 +44,24 @@ func TestAgentCoreIsOptIn(t *testing.T) {
 	if eq, _ := cond["Fn::Equals"].([]any); len(eq) != 2 || ref(eq[0]) != "DeployAgentCoreGateway" || eq[1] != "true" {
 		t.Errorf("condition %s is %v, want !Equals [!Ref DeployAgentCoreGateway, \"true\"]", agentCoreCondition, rt.Conditions[agentCoreCondition])
 	}
+	// Deploying it without the JWT settings fails before anything is
+	// created.
+	rule, _ := rt.Rules["AgentCoreNeedsJwtSettings"].(map[string]any)
+	if rc, _ := dig(rule, "RuleCondition", "Fn::Equals").([]any); len(rc) != 2 || ref(rc[0]) != "DeployAgentCoreGateway" || rc[1] != "true" {
+		t.Errorf("rule AgentCoreNeedsJwtSettings: RuleCondition %v", dig(rule, "RuleCondition"))
+	}
+	var asserted []string
+	for _, a := range list(rule["Assertions"]) {
+		eq, _ := dig(a, "Assert", "Fn::Not").([]any)
+		if len(eq) == 1 {
+			if args, _ := dig(eq[0], "Fn::Equals").([]any); len(args) == 2 && args[1] == "" {
+				asserted = append(asserted, ref(args[0]))
+			}
+		}
+	}
+	if slices.Sort(asserted); !slices.Equal(asserted, []string{"JwtAudience", "JwtIssuer"}) {
+		t.Errorf("rule AgentCoreNeedsJwtSettings asserts %v non-empty, want JwtAudience and JwtIssuer", asserted)
+	}
 	var ids []string
 	ids = append(ids, rt.LogicalIDs(typeAgentCoreGateway)...)
 	ids = append(ids, rt.LogicalIDs(typeAgentCoreTarget)...)
