@@ -14,18 +14,28 @@ import (
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
-// rows is an audit Recorder that keeps the rows the adapter writes.
+// rows is an audit Recorder that keeps the rows the adapter writes; like
+// the audit table, a second write-ahead row for a call id finds the first.
 type rows struct {
 	mu      sync.Mutex
 	pending []*audit.Row
 	final   []*audit.Row
 }
 
-func (r *rows) Pending(_ context.Context, row *audit.Row) {
+func (r *rows) Pending(_ context.Context, row *audit.Row) (*audit.Row, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, p := range r.pending {
+		if p.CallID == row.CallID {
+			r.pending = append(r.pending, row)
+			return p, nil
+		}
+	}
 	r.pending = append(r.pending, row)
+	return nil, nil
 }
+
+func (r *rows) Late(context.Context, *audit.Row) {}
 
 func (r *rows) Record(_ context.Context, row *audit.Row) {
 	r.mu.Lock()
@@ -166,18 +176,29 @@ func TestAgentCoreMalformedReservedArgument(t *testing.T) {
 
 // A replayed token names the call it was issued for: both invocations of a
 // destructive tool carry the token's call id, so the write-ahead row (whose
-// key is the call id) refuses the second.
+// key is the call id) refuses the second: CONFLICT, the handler ran once.
 func TestAgentCoreReplayedTokenKeepsItsCallID(t *testing.T) {
 	audited := &rows{}
-	fn := newFunction(widgetTool(t, scopedWidget, func(d *adapter.ToolDef[widgetIn, widgetOut]) { d.Destructive, d.Idempotent = true, false }),
-		adapter.WithAuditor(audited))
+	runs := 0
+	fn := newFunction(widgetTool(t, scopedWidget, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+		d.Destructive, d.Idempotent = true, false
+		h := d.Handler
+		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
+			runs++
+			return h(ctx, c, in)
+		}
+	}), adapter.WithAuditor(audited))
 	tok := lambdatest.InterceptorToken(testFunction, "widget_update", "ic-once", alice, []byte(widgetArgs), time.Now().Add(time.Minute))
+	var answers []callResult
 	for i, req := range []string{"ac-req-1", "ac-req-2"} {
 		custom := agentCoreContext("widgets___widget_update")
 		custom["bedrockAgentCoreAwsRequestId"] = req
-		invoke(t, fn, withToken(widgetArgs, tok), lambdaInvoke{Custom: custom})
+		answers = append(answers, agentCoreResult(t, invoke(t, fn, withToken(widgetArgs, tok), lambdaInvoke{Custom: custom})))
 		if len(audited.pending) != i+1 || audited.pending[i].CallID != "ic-once" {
-			t.Fatalf("invocation %d: pending rows %d, call id %q", i+1, len(audited.pending), audited.pending[len(audited.pending)-1].CallID)
+			t.Fatalf("invocation %d: %d pending rows, call id %q", i+1, len(audited.pending), audited.pending[len(audited.pending)-1].CallID)
 		}
+	}
+	if answers[0].IsError || answers[1].errorBody(t).Error != "CONFLICT" || runs != 1 {
+		t.Fatalf("first %+v, second %+v, handler ran %d times", answers[0], answers[1], runs)
 	}
 }

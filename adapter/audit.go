@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/mcpfn/mcpfn/audit"
 )
@@ -12,38 +13,109 @@ import (
 // BeforeHandle writes a destructive tool's pending row and whose
 // AfterToolCall writes every call's final row. It reads only the Call and
 // Outcome it is handed, so concurrent calls cannot stamp each other's rows.
-func auditHooks(r Recorder, tool *Tool) Hooks {
-	return Hooks{
-		BeforeHandle: func(ctx context.Context, call *Call) error {
-			if tool.destructive {
-				row := rowOf(call, nil, tool)
-				row.Status = audit.StatusPending
-				// The write belongs to the Lambda's time, not the call's:
-				// it must survive the call's cancellation but not outlive
-				// the invocation.
-				wctx := context.WithoutCancel(ctx)
-				if !call.Lambda.Deadline.IsZero() {
-					var cancel context.CancelFunc
-					wctx, cancel = context.WithDeadline(wctx, call.Lambda.Deadline)
-					defer cancel()
-				}
-				r.Pending(wctx, row)
-				// An untraced call's row gets a trace id from the auditor;
-				// the final row must name the same one.
-				call.auditTrace = row.TraceID
-			}
-			return nil
-		},
+//
+// A destructive call runs at most once per call id (ADR 0016): the pending
+// row is the claim. A call id that already has a row is refused with
+// CONFLICT, and a pending row that cannot be written refuses the call with
+// UNAVAILABLE: a destructive tool never runs without evidence.
+func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
+	h := Hooks{
 		AfterToolCall: func(ctx context.Context, call *Call, out *Outcome) {
-			r.Record(ctx, rowOf(call, out, tool))
+			row := rowOf(call, out, tool)
+			r.Record(ctx, row)
+			if u := out.Unfinished; u != nil && row.AttemptID != "" {
+				// The final row is written; the handler's late end, if it
+				// comes while the process lives, is added to it.
+				go recordLate(context.WithoutCancel(ctx), r, row.CallID, row.AttemptID, u)
+			}
 		},
 	}
+	if !tool.destructive {
+		return h
+	}
+	h.BeforeHandle = func(ctx context.Context, call *Call) error {
+		row := rowOf(call, nil, tool)
+		row.Status = audit.StatusPending
+		row.AttemptID = audit.NewAttemptID()
+		trace := ""
+		if row.TraceID == "" {
+			// An untraced call: its rows start a trace of their own.
+			trace = audit.NewTraceID(row.StartedAt)
+			row.TraceID = trace
+		}
+		call.setAuditIDs(trace, row.AttemptID)
+		// The write belongs to the Lambda's time, not the call's: it must
+		// survive the call's cancellation but not outlive the invocation.
+		wctx := context.WithoutCancel(ctx)
+		if !call.Lambda.Deadline.IsZero() {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithDeadline(wctx, call.Lambda.Deadline)
+			defer cancel()
+		}
+		prior, err := r.Pending(wctx, row)
+		switch {
+		case err != nil:
+			return NewError(CodeUnavailable, "the audit trail cannot be written right now, so this destructive tool did not run").
+				WithHint("retry shortly; nothing was done").WithCause(err)
+		case prior != nil:
+			logf("mcpfn: refused a second execution of destructive call %s (earlier attempt: status %s, started %s)",
+				call.ID, prior.Status, prior.StartedAt.UTC().Format(time.RFC3339Nano))
+			return alreadyExecuted(call.ID, prior)
+		}
+		return nil
+	}
+	return h
+}
+
+// alreadyExecuted is the CONFLICT of a destructive call id that already has
+// an audit row: what that row says, so the caller can tell what happened
+// without running the call again. The earlier error message is left out: only
+// its code, a contract, is repeated.
+func alreadyExecuted(callID string, prior *audit.Row) *Error {
+	earlier := map[string]any{"status": prior.Status}
+	if !prior.StartedAt.IsZero() {
+		earlier["startedAt"] = prior.StartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if prior.Status == audit.StatusDone {
+		earlier["ok"] = prior.OK
+		if !prior.OK {
+			earlier["errorCode"], earlier["stage"] = prior.ErrorCode, prior.Stage
+		}
+	}
+	if prior.Outcome != "" {
+		earlier["outcome"] = prior.Outcome
+	}
+	if prior.LateOutcome != "" {
+		earlier["lateOutcome"] = prior.LateOutcome
+	}
+	return NewError(CodeConflict, "this destructive call was already executed: its call id has an audit row from an earlier attempt").
+		WithDetails(map[string]any{"callId": callID, "earlierAttempt": earlier}).
+		WithHint("do not resend this call; earlierAttempt says what the first attempt did (pending: it has not finished or its process died). To act again, make a new call")
+}
+
+// recordLate waits for a handler that outlived its call and adds its end to
+// the call's final row.
+func recordLate(ctx context.Context, r Recorder, callID, attemptID string, u *Unfinished) {
+	<-u.Done()
+	finished := u.FinishedAt().UTC()
+	row := &audit.Row{CallID: callID, AttemptID: attemptID, LateOutcome: "ok", FinishedAt: &finished}
+	switch err := u.Err(); {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		// It noticed its context at last.
+		row.LateOutcome, row.LateErrorCode = "error", string(CodeTimeout)
+	default:
+		row.LateOutcome, row.LateErrorCode = "error", string(CodeOf(err))
+	}
+	r.Late(ctx, row)
 }
 
 // rowOf builds the audit row of a call; out is nil for a pending row.
 func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
+	auditTrace, attempt := call.auditIDs()
 	row := &audit.Row{
 		CallID:            call.ID,
+		AttemptID:         attempt,
 		Status:            audit.StatusDone,
 		Tool:              call.Tool,
 		Source:            string(call.Source),
@@ -65,9 +137,9 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	}
 	if call.Trace.Root == "" {
 		// No trace: no parent either; the auditor starts a new trace (the
-		// one it gave the pending row, if there was one).
+		// one the pending row was given, if there was one).
 		row.ParentSpanID = ""
-		row.TraceID = call.auditTrace
+		row.TraceID = auditTrace
 	}
 	if m := call.MCP; m != nil {
 		row.MCPEra, row.MCPMethod, row.ProtocolVersion = string(m.Era), m.Method, m.ProtocolVersion
@@ -78,6 +150,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	}
 	if id := call.Caller; id != nil {
 		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
+		row.CallerIssuer = id.Issuer
 		row.CallerIP, row.CallerUserAgent = id.IP, id.UserAgent
 	}
 	if id := call.claimed; id != nil {
@@ -110,6 +183,11 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 			if b, err := json.Marshal(pub.Details); err == nil {
 				row.ErrorDetails = b
 			}
+		}
+		if row.Destructive && out.Stage == StageHandler && pub.Code == CodeTimeout {
+			// Answered before the handler was seen to finish: it may
+			// have taken effect.
+			row.Outcome = audit.OutcomeUnknown
 		}
 	}
 	return row

@@ -162,17 +162,23 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		return response{rpcErr: &RPCError{Code: RPCInvalidParams, Message: err.Message}, callID: call.ID}
 	}
 
-	// Step 2: BeforeToolCall, in order.
+	// Step 2: BeforeToolCall, in order, each under the call's deadline.
 	for _, h := range f.hooks {
 		if h.BeforeToolCall == nil {
 			continue
 		}
-		replaced, err := callBeforeToolCall(ctx, h, call)
-		if err != nil {
-			return fail(StageBeforeToolCall, err)
+		args := call.Arguments
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (json.RawMessage, error) {
+			return h.BeforeToolCall(ctx, call, args)
+		})
+		if r.timedOut {
+			return fail(StageBeforeToolCall, f.timeoutError(StageBeforeToolCall, r.err))
 		}
-		if replaced != nil {
-			call.Arguments = replaced
+		if r.err != nil {
+			return fail(StageBeforeToolCall, r.err)
+		}
+		if r.v != nil {
+			call.Arguments = r.v
 		}
 	}
 
@@ -190,7 +196,7 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 
 	// Steps 4–6: errors here would lose information when scrubbed, so
 	// OnToolError sees them raw (step 8) before AfterToolCall.
-	output, replaced, stage, err := f.gateAndHandle(ctx, call, handler)
+	output, replaced, stage, err := f.gateAndHandle(ctx, call, handler, out)
 	if more := (*InputRequired)(nil); err != nil && stage == StageHandler && errors.As(err, &more) {
 		// Not a failure: the round ends asking the client for input.
 		result, rerr := f.inputRequired(call, more)
@@ -217,9 +223,12 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 	return response{result: result, callID: call.ID}
 }
 
-// gateAndHandle runs steps 4 (scope check, credentials, BeforeHandle), 5 (the
-// handler, raced against the call's deadline) and 6 (AfterHandle).
-func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error)) (output any, replaced bool, _ Stage, _ error) {
+// gateAndHandle runs steps 4 (scope check, BeforeHandle, credentials), 5
+// (the handler) and 6 (AfterHandle), each hook, credential and the handler
+// raced against the call's deadline: a step that hangs ends the call with
+// TIMEOUT at its stage, in time for the final audit row. A handler still
+// running at the deadline is left in out.Unfinished.
+func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error), out *Outcome) (output any, replaced bool, _ Stage, _ error) {
 	if err := f.checkScopes(call); err != nil {
 		return nil, false, StageBeforeHandle, err
 	}
@@ -227,16 +236,21 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(c
 		if h.BeforeHandle == nil {
 			continue
 		}
-		if err := guard(func() error { return h.BeforeHandle(ctx, call) }); err != nil {
-			return nil, false, StageBeforeHandle, err
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (struct{}, error) { return struct{}{}, h.BeforeHandle(ctx, call) })
+		if r.timedOut {
+			return nil, false, StageBeforeHandle, f.timeoutError(StageBeforeHandle, r.err)
+		}
+		if r.err != nil {
+			return nil, false, StageBeforeHandle, r.err
 		}
 	}
 	if err := f.resolveCredentials(ctx, call); err != nil {
 		return nil, false, StageBeforeHandle, err
 	}
 
-	output, err := f.handle(ctx, call, handler)
+	output, unfinished, err := f.handle(ctx, call, handler)
 	if err != nil {
+		out.Unfinished = unfinished
 		return nil, false, StageHandler, err
 	}
 
@@ -245,52 +259,95 @@ func (f *Function) gateAndHandle(ctx context.Context, call *Call, handler func(c
 		if h.AfterHandle == nil {
 			continue
 		}
-		var next any
-		if err := guard(func() error {
-			var err error
-			next, err = h.AfterHandle(ctx, call, output)
-			return err
-		}); err != nil {
-			return nil, false, StageAfterHandle, err
+		cur := output
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (any, error) { return h.AfterHandle(ctx, call, cur) })
+		if r.timedOut {
+			return nil, false, StageAfterHandle, f.timeoutError(StageAfterHandle, r.err)
 		}
-		if next != nil {
-			output, replaced = next, true
+		if r.err != nil {
+			return nil, false, StageAfterHandle, r.err
+		}
+		if r.v != nil {
+			output, replaced = r.v, true
 		}
 	}
 	return output, replaced, StageDone, nil
 }
 
-// handle runs the handler in its own goroutine so a handler that ignores its
-// context still yields TIMEOUT when the call's context ends.
-func (f *Function) handle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error)) (any, error) {
-	type result struct {
-		out any
-		err error
+// handle runs the handler under the call's deadline. A handler that ignores
+// its context and is still running at the deadline is returned as
+// Unfinished, which reports its end if it comes.
+func (f *Function) handle(ctx context.Context, call *Call, handler func(context.Context, *Call) (any, error)) (any, *Unfinished, error) {
+	r, running := bounded(ctx, call, handler)
+	if !r.timedOut {
+		return r.v, nil, r.err
 	}
-	done := make(chan result, 1)
+	var u *Unfinished
+	if running != nil {
+		u = &Unfinished{done: make(chan struct{})}
+		go func() {
+			late := <-running
+			u.err, u.finished = late.err, time.Now()
+			close(u.done)
+		}()
+	}
+	return nil, u, f.timeoutError(StageHandler, r.err)
+}
+
+// stepResult is what one step of the chain returned.
+type stepResult[T any] struct {
+	v   T
+	err error
+	// timedOut: the call's context ended before the step returned, or the
+	// step returned the context's own error. err is then ctx.Err().
+	timedOut bool
+}
+
+// bounded runs fn, one step of the chain, on its own goroutine, guarded
+// against panics, and waits for it or for the end of ctx, whichever comes
+// first. Go cannot stop a step that ignores its context: it runs on, and
+// running is where its result will arrive (nil when the step returned).
+func bounded[T any](ctx context.Context, call *Call, fn func(context.Context, *Call) (T, error)) (r stepResult[T], running <-chan stepResult[T]) {
+	done := make(chan stepResult[T], 1)
 	go func() {
-		var r result
+		var r stepResult[T]
 		r.err = guard(func() error {
 			var err error
-			r.out, err = handler(ctx, call)
+			r.v, err = fn(ctx, call)
 			return err
 		})
 		done <- r
 	}()
 	select {
-	case r := <-done:
-		if r.err != nil && ctx.Err() != nil && errors.Is(r.err, ctx.Err()) {
-			return nil, timeoutError(ctx.Err())
-		}
-		return r.out, r.err
+	case r = <-done:
 	case <-ctx.Done():
-		return nil, timeoutError(ctx.Err())
+		select {
+		case r = <-done: // returned at the same instant: its answer counts
+		default:
+			return stepResult[T]{err: ctx.Err(), timedOut: true}, done
+		}
 	}
+	if r.err != nil && ctx.Err() != nil && errors.Is(r.err, ctx.Err()) {
+		return stepResult[T]{err: ctx.Err(), timedOut: true}, nil
+	}
+	return r, nil
 }
 
-func timeoutError(cause error) error {
-	return NewError(CodeTimeout, "the tool did not finish within its time limit").
-		WithHint("retry; if it keeps timing out, narrow the request").WithCause(cause)
+// timeoutError is the TIMEOUT of a step that did not finish by the call's
+// deadline. Once the handler has started, a destructive tool may have taken
+// effect; a destructive tool that is not idempotent must then not be retried
+// blindly, as the gateway says of a call it lost (gateway/forward.go).
+func (f *Function) timeoutError(stage Stage, cause error) *Error {
+	e := NewError(CodeTimeout, "the tool did not finish within its time limit")
+	if !f.tool.destructive || (stage != StageHandler && stage != StageAfterHandle) {
+		return e.WithHint("retry; if it keeps timing out, narrow the request").WithCause(cause)
+	}
+	e.Message = "the tool did not finish within its time limit; its outcome is unknown"
+	if f.tool.idem {
+		return e.WithHint("the call may have taken effect; this tool is idempotent, so retrying is safe").WithCause(cause)
+	}
+	e.Retryable = false
+	return e.WithHint("this tool is destructive and the call may have taken effect: check before calling it again").WithCause(cause)
 }
 
 // checkScopes is the built-in part of the authorization gate: a tool that
@@ -324,30 +381,22 @@ func (f *Function) resolveCredentials(ctx context.Context, call *Call) error {
 	if !call.HasCredentials() {
 		return NewError(CodeInternal, "Internal server error").WithCause(ErrNoCredentials)
 	}
-	call.creds.resolved = make(map[string]*Credential, len(f.tool.needs))
+	resolved := make(map[string]*Credential, len(f.tool.needs))
+	provider := call.creds.provider
 	for _, need := range f.tool.needs {
-		var cr *Credential
-		err := guard(func() error {
-			var err error
-			cr, err = call.creds.provider.Resolve(ctx, call, need)
-			return err
+		r, _ := bounded(ctx, call, func(ctx context.Context, call *Call) (*Credential, error) {
+			return provider.Resolve(ctx, call, need)
 		})
-		if err != nil {
-			return fmt.Errorf("resolving credential %q: %w", need.Name, err)
+		if r.timedOut {
+			return f.timeoutError(StageBeforeHandle, fmt.Errorf("resolving credential %q: %w", need.Name, r.err))
 		}
-		call.creds.resolved[need.Name] = cr
+		if r.err != nil {
+			return fmt.Errorf("resolving credential %q: %w", need.Name, r.err)
+		}
+		resolved[need.Name] = r.v
 	}
+	call.creds.resolved = resolved
 	return nil
-}
-
-func callBeforeToolCall(ctx context.Context, h Hooks, call *Call) (json.RawMessage, error) {
-	var replaced json.RawMessage
-	err := guard(func() error {
-		var err error
-		replaced, err = h.BeforeToolCall(ctx, call, call.Arguments)
-		return err
-	})
-	return replaced, err
 }
 
 // guard runs fn, turning a panic into a *PanicError.

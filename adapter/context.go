@@ -164,9 +164,12 @@ type Call struct {
 
 	teardown teardownList
 
-	// auditTrace is the trace id the auditor gave an untraced call's
-	// pending row, so its final row names the same trace.
-	auditTrace string
+	// auditTrace is the trace id given an untraced call's pending row, so
+	// its final row names the same trace; auditAttempt is the attempt id of
+	// that pending row, which only this call's final row may complete. Both
+	// are set by the audit hook and read under mu: a hook abandoned at the
+	// deadline may still be running when the final row is built.
+	auditTrace, auditAttempt string
 
 	// received are the arguments as the call token bound them (before any
 	// BeforeToolCall replaced them); multi-round state is bound to them too.
@@ -178,6 +181,18 @@ type Call struct {
 	// Multi-round input (multiround.go).
 	inputResponses map[string]json.RawMessage
 	requestState   string
+}
+
+func (c *Call) setAuditIDs(trace, attempt string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.auditTrace, c.auditAttempt = trace, attempt
+}
+
+func (c *Call) auditIDs() (trace, attempt string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auditTrace, c.auditAttempt
 }
 
 // SetDimension records key=value on this call (e.g. "entityId"). The audit

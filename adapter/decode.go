@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -118,7 +119,9 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 		case w.Version != nil:
 			env := w.Envelope
 			if json.Unmarshal(*w.Version, &env.Version) != nil {
-				env.Version = string(*w.Version)
+				// Only the JSON string "1" is version 1: a number that
+				// prints the same is another client's guess, refused.
+				return one(envelopeVersionFailure(env, string(*w.Version)))
 			}
 			return one(decodedEnvelope(env))
 		case w.JSONRPC != nil:
@@ -132,7 +135,7 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &keys); err != nil {
-		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload cannot be decoded: %v", err))
+		return one(decodeFailure(SourceUnknown, RPCParseError, CodeBadRequest, "the payload cannot be decoded: %s", jsonErrorText(err)))
 	}
 	if _, ok := keys["mcpfn"]; ok {
 		return one(decodeEnvelope(trimmed))
@@ -156,18 +159,14 @@ type wirePayload struct {
 func decodeEnvelope(payload []byte) *decoded {
 	var env Envelope
 	if err := json.Unmarshal(payload, &env); err != nil {
-		return decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest, "malformed mcpfn envelope: %v", err)
+		return decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest, "malformed mcpfn envelope: %s", jsonErrorText(err))
 	}
 	return decodedEnvelope(env)
 }
 
 func decodedEnvelope(env Envelope) *decoded {
 	if env.Version != EnvelopeVersion {
-		d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
-			"unsupported mcpfn envelope version %q; this function accepts version %q", env.Version, EnvelopeVersion)
-		d.callID = env.CallID
-		d.toolName = env.Params.Name
-		return d
+		return envelopeVersionFailure(env, strconv.Quote(env.Version))
 	}
 	d := &decoded{
 		source:    SourceEnvelope,
@@ -214,6 +213,19 @@ func decodedEnvelope(env Envelope) *decoded {
 	return d
 }
 
+// envelopeVersionFailure refuses an envelope whose version (as the JSON text
+// sent) is not the string "1".
+func envelopeVersionFailure(env Envelope, version string) *decoded {
+	if len(version) > 32 {
+		version = strings.ToValidUTF8(version[:32], "") + "…"
+	}
+	d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
+		"unsupported mcpfn envelope version %s; this function accepts version %q (a JSON string)", version, EnvelopeVersion)
+	d.callID = env.CallID
+	d.toolName = env.Params.Name
+	return d
+}
+
 // rpcRequest is a JSON-RPC 2.0 request or notification.
 type rpcRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -225,7 +237,7 @@ type rpcRequest struct {
 func decodeBatch(payload []byte, limits Limits) invocation {
 	var items []json.RawMessage
 	if err := json.Unmarshal(payload, &items); err != nil {
-		d := decodeFailure(SourceJSONRPC, RPCParseError, CodeBadRequest, "malformed JSON-RPC batch: %v", err)
+		d := decodeFailure(SourceJSONRPC, RPCParseError, CodeBadRequest, "malformed JSON-RPC batch: %s", jsonErrorText(err))
 		return invocation{source: SourceJSONRPC, calls: []*decoded{d}}
 	}
 	inv := invocation{source: SourceJSONRPC, batch: true}
@@ -248,7 +260,7 @@ func decodeBatch(payload []byte, limits Limits) invocation {
 func decodeJSONRPC(payload []byte) *decoded {
 	var req rpcRequest
 	if err := json.Unmarshal(payload, &req); err != nil {
-		d := decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "malformed JSON-RPC request: %v", err)
+		d := decodeFailure(SourceJSONRPC, RPCInvalidRequest, CodeBadRequest, "malformed JSON-RPC request: %s", jsonErrorText(err))
 		d.rpcID = req.ID
 		return d
 	}
@@ -283,7 +295,7 @@ func decodedJSONRPC(req rpcRequest, params *EnvelopeParams) *decoded {
 		}
 		params = &EnvelopeParams{}
 		if err := json.Unmarshal(req.Params, params); err != nil {
-			d.err, d.rpcCode = Errorf(CodeBadRequest, "malformed tools/call params: %v", err), RPCInvalidParams
+			d.err, d.rpcCode = Errorf(CodeBadRequest, "malformed tools/call params: %s", jsonErrorText(err)), RPCInvalidParams
 			return d
 		}
 	}
@@ -333,7 +345,7 @@ func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *d
 	if raw, ok := custom[acPropagatedHeaders]; ok && raw != "" {
 		headers, err := parsePropagatedHeaders(raw)
 		if err != nil {
-			d.err = Errorf(CodeBadRequest, "client context %s is not a JSON object of strings: %v", acPropagatedHeaders, err)
+			d.err = Errorf(CodeBadRequest, "client context %s is not a JSON object of strings: %s", acPropagatedHeaders, jsonErrorText(err))
 			return d
 		}
 		facts.PropagatedHeaders = headers
@@ -485,7 +497,7 @@ func ClientContextFromHeader(header string) (*lambdacontext.ClientContext, error
 	}
 	var cc lambdacontext.ClientContext
 	if err := json.Unmarshal(raw, &cc); err != nil {
-		return nil, fmt.Errorf("client context is not a valid JSON object: %w", err)
+		return nil, fmt.Errorf("client context is not a valid JSON object: %s", jsonErrorText(err))
 	}
 	return &cc, nil
 }

@@ -271,3 +271,45 @@ func TestTenantAndSessionKey(t *testing.T) {
 		t.Fatalf("lambda facts = %+v", seen[0].Lambda)
 	}
 }
+
+// TestEnvelopeVersionIsTheString1: the envelope version is the JSON string
+// "1" and nothing that reads like it. A number, a longer version, null or an
+// empty string is a bad request (-32600) with one AfterToolCall (the audit
+// row), and the handler never runs.
+func TestEnvelopeVersionIsTheString1(t *testing.T) {
+	for name, version := range map[string]string{
+		"number 1": `1`, "number 1.0": `1.0`, `"1.0"`: `"1.0"`, "null": `null`, "empty": `""`,
+		`" 1"`: `" 1"`, "object": `{"v":"1"}`, "array": `["1"]`, "true": `true`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			ran := false
+			tool := widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+				d.Handler = func(context.Context, *adapter.Call, widgetIn) (widgetOut, error) {
+					ran = true
+					return widgetOut{}, nil
+				}
+			})
+			fn := adapter.New(tool, adapter.WithHooks(rec.hooks()))
+			payload := []byte(`{"mcpfn":` + version + `,"callId":"c-v","params":{"name":"widget_update","arguments":{"entityId":"w"}}}`)
+			raw := invoke(t, fn, payload, lambdaInvoke{})
+			var resp struct {
+				Error  *adapter.RPCError `json:"error"`
+				Result json.RawMessage   `json:"result"`
+			}
+			if err := json.Unmarshal(raw, &resp); err != nil {
+				t.Fatalf("answer %s: %v", raw, err)
+			}
+			if resp.Error == nil || resp.Error.Code != adapter.RPCInvalidRequest || resp.Result != nil {
+				t.Fatalf("want a -32600 error, got %s", raw)
+			}
+			if ran {
+				t.Fatal("the handler ran for an envelope of the wrong version")
+			}
+			got := rec.only(t)
+			if got.Stage != adapter.StageDecode || adapter.CodeOf(got.Err) != adapter.CodeBadRequest {
+				t.Fatalf("AfterToolCall saw stage %s, error %v", got.Stage, got.Err)
+			}
+		})
+	}
+}

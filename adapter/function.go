@@ -28,7 +28,9 @@ type Limits struct {
 	MaxDepth int
 	// MaxBatch caps the requests of one JSON-RPC batch.
 	MaxBatch int
-	// MaxIssues caps the validation issues returned to the caller.
+	// MaxIssues caps the validation issues returned to the caller. The
+	// schema validator stops at the first failure, so an answer holds one
+	// issue (path, keyword, message, and the value only when safe to show).
 	MaxIssues int
 }
 
@@ -74,10 +76,18 @@ func WithCredentials(p CredentialProvider) Option { return func(o *options) { o.
 // Recorder receives the audit rows of calls; *audit.Auditor is the
 // implementation (DynamoDB + X-Ray, with a log fallback).
 type Recorder interface {
-	// Pending writes the write-ahead row of a destructive tool's call.
-	Pending(ctx context.Context, row *audit.Row)
-	// Record writes the call's final row and span.
+	// Pending writes the write-ahead row of a destructive tool's call. It
+	// returns the row an earlier attempt of the same call id left (prior:
+	// the call must not run again), or an error when no row could be
+	// written (the call must not run without evidence).
+	Pending(ctx context.Context, row *audit.Row) (prior *audit.Row, err error)
+	// Record writes the call's final row and span. The final row completes
+	// only the pending row of its own attempt (row.AttemptID).
 	Record(ctx context.Context, row *audit.Row)
+	// Late adds to a final row how a handler that outlived its call ended
+	// (row carries CallID, AttemptID, LateOutcome, LateErrorCode,
+	// FinishedAt).
+	Late(ctx context.Context, row *audit.Row)
 }
 
 // WithAuditor records every call with r (the audit hook). [Start] adds an
@@ -145,7 +155,7 @@ func New(tool *Tool, opts ...Option) *Function {
 	// The audit hook set goes first, so its AfterToolCall runs last and
 	// sees every other hook's dimensions.
 	if o.auditor != nil {
-		f.hooks = append(f.hooks, auditHooks(o.auditor, tool))
+		f.hooks = append(f.hooks, auditHooks(o.auditor, tool, f.logf))
 	}
 	f.hooks = append(f.hooks, o.hooks...)
 	return f

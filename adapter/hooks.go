@@ -30,7 +30,12 @@ import (
 //  9. AfterToolCall, exactly once on every path.
 //
 // The whole chain runs in the call's own [Call] and context: concurrent calls
-// never see each other's dimensions, identity, trace or error. A panic or error
+// never see each other's dimensions, identity, trace or error. Steps 2 and 4–6
+// (each hook, each credential resolution, the handler) run under the call's
+// deadline, the Lambda deadline less the reserve: one that has not returned by
+// then ends the call with TIMEOUT at its stage, so step 9 still runs in time.
+// Go cannot stop it; it runs on, and its result is dropped (a handler's late
+// end is reported through [Outcome].Unfinished). A panic or error
 // in OnToolError or AfterToolCall is logged and swallowed: a broken sink must
 // not replace the failure it observes.
 type Hooks struct {
@@ -87,7 +92,32 @@ type Outcome struct {
 	Panicked bool
 	// Duration is the time from the start of decoding to the end of step 7/8.
 	Duration time.Duration
+	// Unfinished is set when the call ended (TIMEOUT) while its handler was
+	// still running: Go cannot stop it, and whatever it does from then on
+	// the caller was not told. It reports how the handler ends, if it ends
+	// while the process lives.
+	Unfinished *Unfinished
 }
+
+// Unfinished is a handler that outlived its call. Done is closed when the
+// handler returns (or panics); Err and FinishedAt are valid after that. A
+// Lambda environment frozen between invocations resumes it on the next
+// invocation; one that is shut down never reports.
+type Unfinished struct {
+	done     chan struct{}
+	err      error
+	finished time.Time
+}
+
+// Done is closed when the handler has returned.
+func (u *Unfinished) Done() <-chan struct{} { return u.done }
+
+// Err is the handler's error (nil: it succeeded after all), once Done is
+// closed.
+func (u *Unfinished) Err() error { return u.err }
+
+// FinishedAt is when the handler returned, once Done is closed.
+func (u *Unfinished) FinishedAt() time.Time { return u.finished }
 
 // OK reports whether the call succeeded.
 func (o *Outcome) OK() bool { return o.Err == nil }

@@ -177,7 +177,7 @@ func decodeInputResponses(raw json.RawMessage) (map[string]json.RawMessage, erro
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("inputResponses must be an object mapping request ids to results: %v", err)
+		return nil, fmt.Errorf("inputResponses must be an object mapping request ids to results: %s", jsonErrorText(err))
 	}
 	for id, v := range m {
 		if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '{' {

@@ -42,12 +42,12 @@ func TestSealedStateIsBoundToCallerTenantAndArguments(t *testing.T) {
 		t.Fatalf("the same arguments, spaced differently: %v", err)
 	}
 	for name, mutate := range map[string]func(*Call){
-		"another issuer":   func(c *Call) { c.Caller.Issuer = "https://two.example" },
-		"another subject":  func(c *Call) { c.Caller.Subject = "s2" },
-		"another tenant":   func(c *Call) { c.Tenant = "globex" },
-		"other arguments":  func(c *Call) { c.received = json.RawMessage(`{"a":2}`) },
-		"no caller":        func(c *Call) { c.Caller = nil },
-		"another method":   func(c *Call) { c.Caller.AuthMethod = "iam" },
+		"another issuer":    func(c *Call) { c.Caller.Issuer = "https://two.example" },
+		"another subject":   func(c *Call) { c.Caller.Subject = "s2" },
+		"another tenant":    func(c *Call) { c.Tenant = "globex" },
+		"other arguments":   func(c *Call) { c.received = json.RawMessage(`{"a":2}`) },
+		"no caller":         func(c *Call) { c.Caller = nil },
+		"another method":    func(c *Call) { c.Caller.AuthMethod = "iam" },
 		"a rotated-out key": nil,
 	} {
 		c := base()

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"encoding"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -113,8 +114,11 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 			if err := json.Unmarshal(args, &v); err != nil {
 				// The schema accepted the arguments but Go could not decode
 				// them (e.g. a number out of an int's range).
+				// The decoder's message quotes the input: neither the
+				// answer nor the audit keeps it.
+				why := jsonErrorText(err)
 				return nil, NewError(CodeValidation, "arguments do not fit the tool's input type").
-					WithDetails([]Issue{{Message: err.Error()}}).WithCause(err)
+					WithDetails([]Issue{{Keyword: "type", Message: why}}).WithCause(errors.New(why))
 			}
 			return func(ctx context.Context, call *Call) (any, error) { return h(ctx, call, v) }, nil
 		},

@@ -116,7 +116,7 @@ func TestAdapterCallRowMatchesItsSubsegment(t *testing.T) {
 
 	it := e.item(t, "call-a1")
 	if str(it, "traceId") != lambdaRoot || str(it, "parentSpanId") != lambdaParent || str(it, "entityKey") != "entityId#b-1" ||
-		str(it, "callerKey") != "user-7" || str(it, "status") != audit.StatusDone {
+		str(it, "callerKey") != "jwt###user-7" || str(it, "status") != audit.StatusDone {
 		t.Fatalf("row: %v", it)
 	}
 	if p := str(it, "argsPreview"); p != `{"id":"b-1","password":"[redacted]"}` {

@@ -22,6 +22,7 @@ import (
 // DynamoAPI is the part of *dynamodb.Client the audit package uses.
 type DynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
@@ -124,16 +125,46 @@ func (a *Auditor) Stats() Stats {
 
 // Pending writes the write-ahead row of a destructive tool before its
 // handler runs (Status "pending", no span), so a crash or timeout still
-// leaves evidence. It fills in row's missing ids exactly as Record would;
-// pass the same row to Record afterwards so the final row completes this one.
-// It never returns an error: a row that cannot be written is printed to the
-// fallback writer.
-func (a *Auditor) Pending(ctx context.Context, row *Row) {
+// leaves evidence. It fills in row's missing ids exactly as Record would,
+// and an AttemptID when row has none; pass the same row to Record afterwards
+// so the final row completes this one (only the attempt that wrote a pending
+// row can complete it).
+//
+// The write never overwrites a row. When the call id already has a row from
+// another attempt, nothing is written and that row is returned as prior: the
+// caller must not run the call again. The row comes back with the refused
+// write itself (ReturnValuesOnConditionCheckFailure), so the check costs no
+// extra round trip. A row that cannot be written in time is printed to the
+// fallback writer and the error is returned: no evidence is in the table.
+func (a *Auditor) Pending(ctx context.Context, row *Row) (prior *Row, err error) {
 	if a == nil || row == nil {
-		return
+		return nil, nil
+	}
+	if row.AttemptID == "" {
+		row.AttemptID = NewAttemptID()
 	}
 	a.prepare(row, StatusPending)
-	a.write(ctx, row)
+	item, err := itemFor(row, a.cfg.EntityDimension)
+	if err == nil {
+		var old map[string]types.AttributeValue
+		_, old, err = a.put(ctx, item, row)
+		if err == nil && old != nil {
+			p, perr := rowFromItem(old)
+			switch {
+			case perr != nil:
+				// A row is there, whatever it says.
+				return &Row{CallID: row.CallID, Status: "unreadable"}, nil
+			case p.AttemptID != row.AttemptID:
+				return &p, nil
+			}
+			// This attempt's own write, sent again after a lost answer.
+		}
+	}
+	if err != nil {
+		a.fallback(row, err)
+		return nil, err
+	}
+	return nil, nil
 }
 
 // Record writes the final row of a call and emits its span.
@@ -182,17 +213,78 @@ func (a *Auditor) prepare(row *Row, status string) {
 	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
 		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
 	}
+	scrubRow(row, false)
 	clampRow(row, a.cfg.EntityDimension)
 }
 
 func (a *Auditor) write(ctx context.Context, row *Row) {
 	item, err := itemFor(row, a.cfg.EntityDimension)
 	if err == nil {
-		_, err = a.put(ctx, item, row.Status == StatusPending)
+		_, _, err = a.put(ctx, item, row)
 	}
 	if err != nil {
 		a.fallback(row, err)
 	}
+}
+
+// Late adds to a call's final row how its handler ended after the call had
+// been answered: row carries CallID, AttemptID, LateOutcome ("ok" or
+// "error"), LateErrorCode and FinishedAt; nothing else of it is written. The
+// update applies only to the row of the same attempt, once. A late outcome
+// that cannot be written is printed to the fallback writer (Status "late"),
+// which [Replay] applies the same way.
+func (a *Auditor) Late(ctx context.Context, row *Row) {
+	if a == nil || row == nil || row.CallID == "" || row.AttemptID == "" {
+		return
+	}
+	row.Status = StatusLate
+	if row.FinishedAt == nil {
+		now := a.cfg.Now().UTC()
+		row.FinishedAt = &now
+	}
+	clampRow(row, a.cfg.EntityDimension)
+	if _, err := a.late(ctx, row); err != nil {
+		a.fallback(row, err)
+	}
+}
+
+// late sends the conditional update of a late outcome.
+func (a *Auditor) late(ctx context.Context, row *Row) (string, error) {
+	if a.cfg.Client == nil || a.cfg.Table == "" {
+		return "", errors.New("audit: no DynamoDB client or table configured")
+	}
+	values := map[string]types.AttributeValue{
+		":attempt":  &types.AttributeValueMemberS{Value: row.AttemptID},
+		":outcome":  &types.AttributeValueMemberS{Value: row.LateOutcome},
+		":finished": &types.AttributeValueMemberS{Value: row.FinishedAt.UTC().Format(StartedAtLayout)},
+	}
+	update := "SET lateOutcome = :outcome, finishedAt = :finished"
+	if row.LateErrorCode != "" {
+		values[":code"] = &types.AttributeValueMemberS{Value: row.LateErrorCode}
+		update += ", lateErrorCode = :code"
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(a.cfg.Table),
+		Key:                       map[string]types.AttributeValue{"callId": &types.AttributeValueMemberS{Value: row.CallID}},
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("attemptId = :attempt AND attribute_not_exists(lateOutcome)"),
+		ExpressionAttributeValues: values,
+	}
+	err := a.send(ctx, func(actx context.Context, opt func(*dynamodb.Options)) error {
+		_, err := a.cfg.Client.UpdateItem(actx, in, opt)
+		return err
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		a.stats.written.Add(1)
+		return putWritten, nil
+	case errors.As(err, &ccf):
+		// Another attempt's row, or the late outcome is already there.
+		a.stats.duplicates.Add(1)
+		return putDuplicate, nil
+	}
+	return "", err
 }
 
 // Put outcomes.
@@ -201,29 +293,68 @@ const (
 	putDuplicate = "duplicate"
 )
 
-// put writes one item with bounded, deadline-aware retries. The SDK's own
-// retryer is switched off for these requests: two nested retry loops would
-// multiply the attempts and ignore the reserve this loop keeps.
-func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue, pending bool) (string, error) {
+// put writes one item of row with bounded, deadline-aware retries. A write
+// refused by its condition is a duplicate, not an error; for a pending row
+// the row that refused it is returned.
+func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue, row *Row) (string, map[string]types.AttributeValue, error) {
 	if a.cfg.Client == nil || a.cfg.Table == "" {
-		return "", errors.New("audit: no DynamoDB client or table configured")
+		return "", nil, errors.New("audit: no DynamoDB client or table configured")
 	}
 	in := &dynamodb.PutItemInput{
 		TableName: aws.String(a.cfg.Table),
 		Item:      item,
 	}
-	if pending {
-		// A pending row never overwrites anything, least of all a final row.
+	switch {
+	case row.Status == StatusPending:
+		// A pending row never overwrites anything, least of all a final
+		// row; the row in the way comes back with the refusal.
 		in.ConditionExpression = aws.String("attribute_not_exists(callId)")
-	} else {
-		// A final row creates the row or completes a pending one; a final
-		// row already there is an earlier attempt of the same call.
-		in.ConditionExpression = aws.String("attribute_not_exists(callId) OR #status = :pending")
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	case row.AttemptID != "":
+		// A final row creates the row or completes the pending row of its
+		// own attempt. Any other row there is another attempt's evidence.
+		in.ConditionExpression = aws.String("attribute_not_exists(callId) OR (#status = :pending AND attemptId = :attempt)")
+		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{
+			":pending": &types.AttributeValueMemberS{Value: StatusPending},
+			":attempt": &types.AttributeValueMemberS{Value: row.AttemptID},
+		}
+	default:
+		// A row from before attempt ids (a replayed old log line)
+		// completes only a pending row that has none either.
+		in.ConditionExpression = aws.String("attribute_not_exists(callId) OR (#status = :pending AND attribute_not_exists(attemptId))")
 		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{
 			":pending": &types.AttributeValueMemberS{Value: StatusPending},
 		}
 	}
+	err := a.send(ctx, func(actx context.Context, opt func(*dynamodb.Options)) error {
+		_, err := a.cfg.Client.PutItem(actx, in, opt)
+		return err
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		a.stats.written.Add(1)
+		return putWritten, nil, nil
+	case errors.As(err, &ccf):
+		a.stats.duplicates.Add(1)
+		if row.Status == StatusPending && ccf.Item == nil {
+			// The store did not return the row in the way; a row
+			// with only the key still refuses a second execution.
+			ccf.Item = map[string]types.AttributeValue{"callId": &types.AttributeValueMemberS{Value: row.CallID}}
+		}
+		return putDuplicate, ccf.Item, nil
+	}
+	return "", nil, fmt.Errorf("audit: put %s: %w", a.cfg.Table, err)
+}
+
+// send runs one DynamoDB request with bounded, deadline-aware retries. The
+// SDK's own retryer is switched off for these requests (op receives the
+// option that does it): two nested retry loops would multiply the attempts
+// and ignore the reserve this loop keeps. A condition failure is returned
+// at once, as every error that is not retryable.
+func (a *Auditor) send(ctx context.Context, op func(context.Context, func(*dynamodb.Options)) error) error {
 	now := a.cfg.Now()
 	deadline := now.Add(a.cfg.Budget)
 	if d, ok := ctx.Deadline(); ok {
@@ -233,27 +364,25 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 	var lastErr error
 	for attempt := 1; attempt <= a.cfg.MaxAttempts; attempt++ {
 		if ctx.Err() != nil {
-			return "", errors.Join(ctx.Err(), lastErr)
+			return errors.Join(ctx.Err(), lastErr)
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
-			return "", errors.Join(errors.New("audit: no time left before the deadline"), lastErr)
+			return errors.Join(errors.New("audit: no time left before the deadline"), lastErr)
 		}
 		actx, cancel := context.WithTimeout(ctx, min(remaining, a.cfg.AttemptTimeout))
 		a.stats.attempts.Add(1)
 		if attempt > 1 {
 			a.stats.retries.Add(1)
 		}
-		_, err := a.cfg.Client.PutItem(actx, in, noRetry)
+		err := op(actx, noRetry)
 		cancel()
 		if err == nil {
-			a.stats.written.Add(1)
-			return putWritten, nil
+			return nil
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			a.stats.duplicates.Add(1)
-			return putDuplicate, nil
+			return err
 		}
 		lastErr = err
 		if !retryable(err) || attempt == a.cfg.MaxAttempts {
@@ -272,7 +401,7 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 		case <-t.C:
 		}
 	}
-	return "", fmt.Errorf("audit: put %s: %w", a.cfg.Table, lastErr)
+	return lastErr
 }
 
 // retryable reports whether a failed PutItem may succeed if sent again:
@@ -309,7 +438,7 @@ func (a *Auditor) fallback(row *Row, reason error) {
 	a.stats.fallbacks.Add(1)
 	line := fallbackLine{Marker: 1, Table: a.cfg.Table, Row: row}
 	if reason != nil {
-		line.Reason, _ = capUTF8(reason.Error(), 1024)
+		line.Reason = SanitizeText(reason.Error(), 1024)
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

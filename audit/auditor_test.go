@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,21 +22,24 @@ var traceIDPattern = regexp.MustCompile(`^1-[0-9a-f]{8}-[0-9a-f]{24}$`)
 
 func baseRow(callID string) *audit.Row {
 	return &audit.Row{
-		CallID:          callID,
-		Tool:            "broadcast_delete",
-		Source:          "envelope",
-		MCPEra:          "modern",
-		TraceID:         "1-5f84c7a1-7b0c1f9d3e2a4b5c6d7e8f90",
-		ParentSpanID:    "53995c3f42cd8ad8",
-		SpanID:          audit.NewSpanID(),
-		Sampled:         "1",
-		StartedAt:       time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
-		DurationMs:      12.5,
-		OK:              true,
-		CallerSubject:   "user-1",
-		Arguments:       json.RawMessage(`{"id":"b-1","password":"hunter2","nested":{"apiKey":"k","keep":"v"}}`),
-		Dimensions:      map[string]string{"entityId": "b-1"},
-		LambdaRequestID: "req-1",
+		CallID:           callID,
+		Tool:             "broadcast_delete",
+		Source:           "envelope",
+		MCPEra:           "modern",
+		TraceID:          "1-5f84c7a1-7b0c1f9d3e2a4b5c6d7e8f90",
+		ParentSpanID:     "53995c3f42cd8ad8",
+		SpanID:           audit.NewSpanID(),
+		Sampled:          "1",
+		StartedAt:        time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+		DurationMs:       12.5,
+		OK:               true,
+		CallerSubject:    "user-1",
+		CallerAuthMethod: "jwt",
+		CallerIssuer:     "https://issuer.example",
+		Tenant:           "acme",
+		Arguments:        json.RawMessage(`{"id":"b-1","password":"hunter2","nested":{"apiKey":"k","keep":"v"}}`),
+		Dimensions:       map[string]string{"entityId": "b-1"},
+		LambdaRequestID:  "req-1",
 	}
 }
 
@@ -54,7 +58,7 @@ func TestRecordWritesRowAndSubsegment(t *testing.T) {
 	for name, want := range map[string]string{
 		"callId": "call-1", "status": audit.StatusDone, "tool": "broadcast_delete",
 		"traceId": row.TraceID, "parentSpanId": row.ParentSpanID, "spanId": row.SpanID,
-		"startedAt": "2026-11-29T12:00:00.000000000Z", "callerKey": "user-1", "entityKey": "entityId#b-1",
+		"startedAt": "2026-11-29T12:00:00.000000000Z", "callerKey": "jwt#https://issuer.example#acme#user-1", "callerIssuer": "https://issuer.example", "entityKey": "entityId#b-1",
 		"argsPreview": `{"id":"b-1","password":"[redacted]","nested":{"apiKey":"[redacted]","keep":"v"}}`,
 	} {
 		if got := str(it, name); got != want {
@@ -119,10 +123,12 @@ func TestPendingThenFinalLeavesOneFinalRow(t *testing.T) {
 	if got := str(e.item(t, "call-destructive"), "status"); got != audit.StatusPending {
 		t.Fatalf("after Pending: status %q", got)
 	}
-	// The adapter builds the final row afresh, as here.
+	// The adapter builds the final row afresh, as here, with the pending
+	// row's attempt id: only that attempt may complete it.
 	final := baseRow("call-destructive")
 	final.Destructive = true
 	final.SpanID = pending.SpanID
+	final.AttemptID = pending.AttemptID
 	final.DurationMs = 40
 	a.Record(ctx, final)
 
@@ -295,12 +301,76 @@ func TestQueriesByTraceAndCaller(t *testing.T) {
 	if !rows[1].StartedAt.Equal(baseRow("").StartedAt.Add(time.Second)) {
 		t.Errorf("startedAt round trip: %v", rows[1].StartedAt)
 	}
-	rows, err = a.CallerRows(ctx, "alice", audit.QueryOptions{Newest: true})
+	rows, err = a.CallerRows(ctx, audit.Caller{AuthMethod: "jwt", Issuer: "https://issuer.example", Tenant: "acme", Subject: "alice"}, audit.QueryOptions{Newest: true})
 	if err != nil || len(rows) != 2 || rows[0].CallID != "q-2" {
 		t.Fatalf("CallerRows = %v, %v", rows, err)
 	}
-	rows, err = a.CallerRows(ctx, "alice", audit.QueryOptions{Since: baseRow("").StartedAt.Add(time.Second)})
+	rows, err = a.CallerKeyRows(ctx, "jwt#https://issuer.example#acme#alice", audit.QueryOptions{Since: baseRow("").StartedAt.Add(time.Second)})
 	if err != nil || len(rows) != 1 || rows[0].CallID != "q-2" {
 		t.Fatalf("CallerRows since = %v, %v", rows, err)
+	}
+}
+
+// TestPendingReportsTheEarlierAttempt: a second attempt's Pending writes
+// nothing and returns the row that is there; the same attempt's Pending sent
+// again (its first answer lost) is its own write, not a conflict.
+func TestPendingReportsTheEarlierAttempt(t *testing.T) {
+	e := newEnv(t)
+	a := e.auditor(t, audit.Config{})
+	ctx := context.Background()
+
+	first := baseRow("call-twice")
+	if prior, err := a.Pending(ctx, first); prior != nil || err != nil {
+		t.Fatalf("first Pending: %v, %v", prior, err)
+	}
+	again := baseRow("call-twice")
+	again.AttemptID = first.AttemptID
+	if prior, err := a.Pending(ctx, again); prior != nil || err != nil {
+		t.Fatalf("the same attempt's Pending sent again: %v, %v", prior, err)
+	}
+	before := e.item(t, "call-twice")
+	second := baseRow("call-twice")
+	prior, err := a.Pending(ctx, second)
+	if err != nil || prior == nil {
+		t.Fatalf("second attempt's Pending: %v, %v", prior, err)
+	}
+	if prior.Status != audit.StatusPending || prior.AttemptID != first.AttemptID || !prior.StartedAt.Equal(first.StartedAt) {
+		t.Errorf("prior = %+v", prior)
+	}
+	// The second attempt's final row does not complete the first's.
+	final := baseRow("call-twice")
+	final.AttemptID = second.AttemptID
+	a.Record(ctx, final)
+	if after := e.item(t, "call-twice"); !reflect.DeepEqual(before, after) {
+		t.Errorf("another attempt's final row changed the row:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestLateOutcomeIsAddedToItsOwnAttemptsRow: Late adds lateOutcome and
+// finishedAt to the final row of its own attempt, once, and to no other.
+func TestLateOutcomeIsAddedToItsOwnAttemptsRow(t *testing.T) {
+	e := newEnv(t)
+	a := e.auditor(t, audit.Config{})
+	ctx := context.Background()
+	row := baseRow("call-late")
+	if _, err := a.Pending(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	final := baseRow("call-late")
+	final.AttemptID, final.Outcome, final.ErrorCode = row.AttemptID, audit.OutcomeUnknown, "TIMEOUT"
+	a.Record(ctx, final)
+
+	a.Late(ctx, &audit.Row{CallID: "call-late", AttemptID: "another-attempt", LateOutcome: "error"})
+	finished := time.Date(2026, 12, 1, 1, 2, 3, 4, time.UTC)
+	a.Late(ctx, &audit.Row{CallID: "call-late", AttemptID: row.AttemptID, LateOutcome: "ok", FinishedAt: &finished})
+	a.Late(ctx, &audit.Row{CallID: "call-late", AttemptID: row.AttemptID, LateOutcome: "error"})
+
+	it := e.item(t, "call-late")
+	if str(it, "lateOutcome") != "ok" || str(it, "finishedAt") != finished.Format(audit.StartedAtLayout) ||
+		str(it, "outcome") != audit.OutcomeUnknown || str(it, "status") != audit.StatusDone || str(it, "errorCode") != "TIMEOUT" {
+		t.Errorf("row: %v", it)
+	}
+	if st := a.Stats(); st.Fallbacks != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 const cliUsage = `usage: mcpfn-audit [flags] <command> [args]
@@ -18,7 +17,11 @@ const cliUsage = `usage: mcpfn-audit [flags] <command> [args]
 commands:
   trace <traceId>          all rows of a trace, as a tree
   entity <name> <value>    calls on an entity (a dimension), newest first
-  caller <subject>         calls by a verified caller subject, newest first
+  caller <subject>         calls by one verified principal, newest first: the
+                           subject with -auth, -issuer and -tenant (all part
+                           of the principal; empty ones must be empty on the row)
+  callerkey <key>          calls by a caller key as listings print it
+                           (<authMethod>#<issuer>#<tenant>#<subject>)
   replay [file|-]          write fallback rows found in log text to the table
 
 flags:
@@ -35,6 +38,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	asJSON := fs.Bool("json", false, "print rows as JSON lines instead of text")
 	limit := fs.Int("limit", 100, "entity/caller: at most this many rows (0: all)")
 	since := fs.Duration("since", 0, "entity/caller: only rows started within this long ago (0: all)")
+	authMethod := fs.String("auth", "jwt", "caller: the principal's auth method (jwt, iam)")
+	issuer := fs.String("issuer", "", "caller: the principal's issuer (a JWT's iss; aws:iam for IAM)")
+	tenant := fs.String("tenant", "", "caller: the principal's tenant (an IAM caller's account id)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, cliUsage)
 		fs.PrintDefaults()
@@ -57,7 +63,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "mcpfn-audit:", err)
 			return 1
 		}
-		client = dynamodb.NewFromConfig(awsCfg)
+		client = NewDynamoClient(awsCfg)
 	}
 	// Replay writes to stderr what it could not write, never to stdout as
 	// a new fallback line: a failed replay must not feed the next one.
@@ -93,7 +99,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case cmd == "entity" && len(rest) == 2:
 		return show(a.EntityRows(ctx, rest[0], rest[1], opts))
 	case cmd == "caller" && len(rest) == 1:
-		return show(a.CallerRows(ctx, rest[0], opts))
+		return show(a.CallerRows(ctx, Caller{AuthMethod: *authMethod, Issuer: *issuer, Tenant: *tenant, Subject: rest[0]}, opts))
+	case cmd == "callerkey" && len(rest) == 1:
+		return show(a.CallerKeyRows(ctx, rest[0], opts))
 	case cmd == "replay" && len(rest) <= 1:
 		in := stdin
 		if len(rest) == 1 && rest[0] != "-" {

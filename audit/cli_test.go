@@ -69,15 +69,26 @@ func TestCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "call=c-entity") || strings.Count(out, "\n") != 1 {
 		t.Errorf("entity: code %d:\n%s", code, out)
 	}
-	out, _, code = run("", "-json", "caller", "user-1")
+	out, _, code = run("", "-json", "-auth", "jwt", "-issuer", "https://issuer.example", "-tenant", "acme", "caller", "user-1")
 	if code != 0 || !strings.Contains(out, `"callId":"c-entity"`) {
 		t.Errorf("caller: code %d:\n%s", code, out)
+	}
+	// Another issuer's user-1 is someone else.
+	out, _, code = run("", "-issuer", "https://other.example", "-tenant", "acme", "caller", "user-1")
+	if code != 0 || out != "" {
+		t.Errorf("caller of another issuer: code %d:\n%s", code, out)
+	}
+	// A listing names the caller by key; callerkey takes it back.
+	key := "jwt#https://issuer.example#acme#user-1"
+	out, _, code = run("", "callerkey", key)
+	if code != 0 || !strings.Contains(out, "call=c-entity") || !strings.Contains(out, " caller="+key+" ") {
+		t.Errorf("callerkey: code %d:\n%s", code, out)
 	}
 
 	var fb bytes.Buffer
 	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
 	down.Record(ctx, baseRow("c-replayed"))
-	out, stderr, code = run("2026-11-29 prefix "+fb.String(), "replay", "-")
+	out, stderr, code = run("2026-11-29T12:00:00.000Z\t7c1d\tINFO\t"+fb.String(), "replay", "-")
 	if code != 0 || !strings.Contains(out, "found=1 written=1") {
 		t.Errorf("replay: code %d, stderr %s:\n%s", code, stderr, out)
 	}

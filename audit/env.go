@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Environment variables read by [NewFromEnv].
@@ -38,7 +37,7 @@ func NewFromEnv(ctx context.Context) (*Auditor, error) {
 	}
 	cfg := Config{
 		Table:           table,
-		Client:          dynamodb.NewFromConfig(awsCfg),
+		Client:          NewDynamoClient(awsCfg),
 		EntityDimension: os.Getenv(EnvEntityDimension),
 	}
 	if v := os.Getenv(EnvRetentionDays); v != "" {

@@ -187,3 +187,38 @@ func TestClientErrorIsNotRetried(t *testing.T) {
 		t.Errorf("fallback: %s", fb.String())
 	}
 }
+
+// TestLateOutcomeFallsBackThenReplays: a late outcome that cannot be written
+// is printed as a fallback line ("late"), and Replay adds it to the row of
+// its own attempt, as Late would have.
+func TestLateOutcomeFallsBackThenReplays(t *testing.T) {
+	e := newEnv(t)
+	up := e.auditor(t, audit.Config{})
+	ctx := context.Background()
+	row := baseRow("call-late-lost")
+	if _, err := up.Pending(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	final := baseRow("call-late-lost")
+	final.AttemptID, final.Outcome, final.ErrorCode = row.AttemptID, audit.OutcomeUnknown, "TIMEOUT"
+	up.Record(ctx, final)
+
+	var fb bytes.Buffer
+	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb})
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	down.Late(dctx, &audit.Row{CallID: "call-late-lost", AttemptID: row.AttemptID, LateOutcome: "error", LateErrorCode: "NOT_FOUND"})
+	if !strings.Contains(fb.String(), `"status":"late"`) {
+		t.Fatalf("fallback: %s", fb.String())
+	}
+	for range 2 {
+		if _, err := audit.Replay(ctx, strings.NewReader(fb.String()), up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	it := e.item(t, "call-late-lost")
+	if str(it, "lateOutcome") != "error" || str(it, "lateErrorCode") != "NOT_FOUND" || str(it, "finishedAt") == "" ||
+		str(it, "status") != audit.StatusDone || str(it, "outcome") != audit.OutcomeUnknown {
+		t.Errorf("row: %v", it)
+	}
+}

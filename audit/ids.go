@@ -29,3 +29,7 @@ func NewTraceID(t time.Time) string {
 	}
 	return "1-" + epoch + "-" + hex.EncodeToString(b[:])
 }
+
+// NewAttemptID returns a fresh id for one execution of a call (16 hex digits
+// from crypto/rand). A retried invocation of the same call gets another.
+func NewAttemptID() string { return NewSpanID() }

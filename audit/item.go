@@ -35,10 +35,11 @@ const StartedAtLayout = "2006-01-02T15:04:05.000000000Z07:00"
 func clampRow(r *Row, entityDimension string) {
 	for _, p := range []*string{
 		&r.CallID, &r.Status, &r.Tool, &r.Source, &r.MCPEra, &r.MCPMethod, &r.ProtocolVersion,
-		&r.ClientName, &r.ClientVersion, &r.MCPOutcome, &r.CallerSubject, &r.CallerAuthMethod,
+		&r.ClientName, &r.ClientVersion, &r.MCPOutcome, &r.CallerSubject, &r.CallerAuthMethod, &r.CallerIssuer,
 		&r.CallerClientID, &r.CallerIP, &r.CallerUserAgent, &r.UnverifiedCaller, &r.Tenant, &r.SessionID,
 		&r.TraceID, &r.SpanID, &r.ParentSpanID, &r.Sampled, &r.LinkedTraceparent, &r.Stage,
 		&r.ErrorCode, &r.LambdaRequestID, &r.FunctionName, &r.FunctionVersion,
+		&r.AttemptID, &r.Outcome, &r.LateOutcome, &r.LateErrorCode,
 	} {
 		*p, _ = capUTF8(*p, maxShortField)
 	}
@@ -135,8 +136,10 @@ func itemFor(r *Row, entityDimension string) (map[string]types.AttributeValue, e
 	}
 	item["startedAt"] = &types.AttributeValueMemberS{Value: r.StartedAt.UTC().Format(StartedAtLayout)}
 	// Index keys may not be empty strings: absent means "not in the index".
+	// The caller key names the principal, not just its subject: the same
+	// subject from another issuer or tenant is someone else.
 	if r.CallerSubject != "" {
-		item["callerKey"] = &types.AttributeValueMemberS{Value: r.CallerSubject}
+		item["callerKey"] = &types.AttributeValueMemberS{Value: callerOf(r).Key()}
 	}
 	if v := r.Dimensions[entityDimension]; v != "" {
 		item["entityKey"] = &types.AttributeValueMemberS{Value: EntityKey(entityDimension, v)}

@@ -45,7 +45,7 @@ func TestWorstRowFitsDynamoDBAndALogEvent(t *testing.T) {
 	if n := fb.Len(); n > maxFallbackLine+1 {
 		t.Errorf("fallback line %d bytes", n)
 	}
-	rows := findFallbackRows(bytes.TrimSpace(fb.Bytes()), 0)
+	rows := parseFallbackLine(fb.Bytes())
 	if len(rows) != 1 || rows[0].CallID != "c-hostile" || rows[0].SpanID != r.SpanID || rows[0].Dimensions["entityId"] == "" {
 		t.Errorf("line does not replay: %d rows", len(rows))
 	}

@@ -32,9 +32,17 @@ func (a *Auditor) TraceRows(ctx context.Context, traceID string) ([]Row, error) 
 	return a.query(ctx, IndexByTrace, "traceId", traceID, QueryOptions{})
 }
 
-// CallerRows returns the calls made by a verified caller subject.
-func (a *Auditor) CallerRows(ctx context.Context, subject string, opts QueryOptions) ([]Row, error) {
-	return a.query(ctx, IndexByCaller, "callerKey", subject, opts)
+// CallerRows returns the calls made by one verified principal (subject,
+// issuer, auth method and tenant: see [Caller.Key]).
+func (a *Auditor) CallerRows(ctx context.Context, c Caller, opts QueryOptions) ([]Row, error) {
+	return a.CallerKeyRows(ctx, c.Key(), opts)
+}
+
+// CallerKeyRows returns the calls whose callerKey is key, as listings print
+// it. Rows written before the key named the issuer and tenant have the
+// bare subject as their key, which this finds too.
+func (a *Auditor) CallerKeyRows(ctx context.Context, key string, opts QueryOptions) ([]Row, error) {
+	return a.query(ctx, IndexByCaller, "callerKey", key, opts)
 }
 
 // EntityRows returns the calls whose dimension name had the given value.
@@ -158,7 +166,7 @@ func rowSummary(r Row) string {
 		s += " parent=" + r.ParentSpanID
 	}
 	if r.CallerSubject != "" {
-		s += " caller=" + r.CallerSubject
+		s += " caller=" + callerOf(&r).Key()
 	}
 	if len(r.Dimensions) > 0 {
 		keys := make([]string, 0, len(r.Dimensions))

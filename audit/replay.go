@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"regexp"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // ReplayStats counts what [Replay] did.
@@ -23,18 +25,23 @@ type ReplayStats struct {
 
 const maxLogLine = 4 << 20 // a fallback line is < 256 KB; exports may add wrapping
 
-var marker = []byte(`"` + FallbackMarker + `"`)
 var markerWord = []byte(FallbackMarker) // also matches the marker inside escaped JSON
 
 // Replay reads log text (a CloudWatch Logs export, `aws logs tail` output, or
 // a function's raw stdout) and writes every fallback row it finds into a's
-// table. Lines may carry any prefix (timestamps, request ids) and the line
-// may itself be JSON-wrapped (Lambda's JSON log format, subscription
-// exports): the row is found wherever the marker object is. Writes use the
-// same conditions as the Auditor, so replaying the same log twice leaves one
-// row per call, and a pending row never overwrites a final one. Rows that
-// cannot be written are counted and reported in the error, never re-printed
-// as fallback lines.
+// table. A fallback object is accepted only where a fallback line can be: as
+// the whole line, as the whole line after a log prefix (a timestamp, then a
+// request id and level as Lambda's text format writes them, or a log stream
+// name as `aws logs tail` does), or as the whole "message" of a structured
+// log line (Lambda's JSON log format, a CloudWatch Logs subscription
+// record's logEvents). A fallback-shaped object anywhere else — inside other
+// text, in some other field — is refused and counted as malformed: a tool
+// that logs what a caller sent must not be able to inject rows. Rows are
+// sanitized again before they are written. Writes use the same conditions
+// as the Auditor, so replaying the same log twice leaves one row per call,
+// and a pending row never overwrites a final one. Rows that cannot be
+// written are counted and reported in the error, never re-printed as
+// fallback lines.
 func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 	var st ReplayStats
 	var errs []error
@@ -46,7 +53,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 		if !bytes.Contains(line, markerWord) {
 			continue
 		}
-		rows := findFallbackRows(line, 0)
+		rows := parseFallbackLine(line)
 		if len(rows) == 0 {
 			st.Malformed++
 			continue
@@ -56,11 +63,22 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 			if err := ctx.Err(); err != nil {
 				return st, err
 			}
+			scrubRow(row, true)
 			clampRow(row, a.cfg.EntityDimension)
-			item, err := itemFor(row, a.cfg.EntityDimension)
 			var res string
-			if err == nil {
-				res, err = a.put(ctx, item, row.Status == StatusPending)
+			var err error
+			if row.Status == StatusLate {
+				if row.FinishedAt == nil {
+					err = errors.New("a late outcome without finishedAt")
+				} else {
+					res, err = a.late(ctx, row)
+				}
+			} else {
+				var item map[string]types.AttributeValue
+				item, err = itemFor(row, a.cfg.EntityDimension)
+				if err == nil {
+					res, _, err = a.put(ctx, item, row)
+				}
 			}
 			switch {
 			case err != nil:
@@ -79,92 +97,89 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 	return st, errors.Join(errs...)
 }
 
-// findFallbackRows extracts the fallback rows in one log line. A marker in
-// plain JSON is decoded from the '{' that opens its object; a marker inside
-// a JSON string (the line is a wrapper) is found by decoding the wrapper and
-// searching its strings.
-func findFallbackRows(line []byte, depth int) []*Row {
-	if depth > 3 {
+// logPrefix is what may stand before a fallback object on its line: a
+// timestamp (RFC 3339, with or without fraction and zone), then either
+// Lambda's text format "\t<request id>\t<LEVEL>\t" or blanks and an
+// optional log stream name ("2026/11/29/[$LATEST]abc…").
+var logPrefix = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?(?:\t[0-9A-Za-z-]{1,64}\t[A-Z]{1,8}\t|[ \t]+(?:[^\s{]{1,256}[ \t]+)?)`)
+
+// parseFallbackLine returns the fallback rows one log line carries: one for a
+// fallback line (bare or after a log prefix) or a structured log line whose
+// "message" is one, one per such log event of a CloudWatch Logs
+// subscription record, none for anything else. See [Replay] for what is
+// refused and why.
+func parseFallbackLine(line []byte) []*Row {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
 		return nil
+	}
+	if t[0] != '{' {
+		p := logPrefix.Find(t)
+		if p == nil {
+			return nil
+		}
+		t = t[len(p):]
+	}
+	if row := decodeFallback(t); row != nil {
+		return []*Row{row}
+	}
+	// A structured log line: the fallback line is its whole message.
+	var wrapper struct {
+		Message   json.RawMessage `json:"message"`
+		LogEvents []struct {
+			Message json.RawMessage `json:"message"`
+		} `json:"logEvents"`
+	}
+	if json.Unmarshal(t, &wrapper) != nil {
+		return nil
+	}
+	if row := fallbackMessage(wrapper.Message); row != nil {
+		return []*Row{row}
 	}
 	var rows []*Row
-	rest := line
-	for {
-		i := bytes.Index(rest, marker)
-		if i < 0 {
-			break
-		}
-		// The object holding the marker starts at one of the '{' before it;
-		// try the nearest first (the marker is the line's first key).
-		// Bounded, so a hostile line full of braces costs little.
-		found := false
-		tries := 0
-		for j := bytes.LastIndexByte(rest[:i], '{'); j >= 0 && tries < 16; j = bytes.LastIndexByte(rest[:j], '{') {
-			tries++
-			if row, n := decodeFallback(rest[j:]); row != nil {
-				rows = append(rows, row)
-				rest = rest[j+n:]
-				found = true
-				break
-			}
-		}
-		if !found {
-			rest = rest[i+len(marker):]
-		}
-	}
-	if len(rows) > 0 {
-		return rows
-	}
-	start := bytes.IndexByte(line, '{')
-	if start < 0 {
-		return nil
-	}
-	var wrapper any
-	dec := json.NewDecoder(bytes.NewReader(line[start:]))
-	if dec.Decode(&wrapper) != nil {
-		return nil
-	}
-	for _, s := range stringsIn(wrapper) {
-		if strings.Contains(s, FallbackMarker) {
-			rows = append(rows, findFallbackRows([]byte(s), depth+1)...)
+	for _, ev := range wrapper.LogEvents {
+		if row := fallbackMessage(ev.Message); row != nil {
+			rows = append(rows, row)
 		}
 	}
 	return rows
 }
 
-// decodeFallback decodes the JSON object at the start of b as a fallback
-// line, returning the row and the bytes consumed, or nil.
-func decodeFallback(b []byte) (*Row, int) {
+// fallbackMessage decodes a structured line's message: a JSON string whose
+// whole text is a fallback line, or the fallback object itself.
+func fallbackMessage(msg json.RawMessage) *Row {
+	if len(msg) == 0 {
+		return nil
+	}
+	if msg[0] == '"' {
+		var s string
+		if json.Unmarshal(msg, &s) != nil {
+			return nil
+		}
+		return decodeFallback(bytes.TrimSpace([]byte(s)))
+	}
+	return decodeFallback(msg)
+}
+
+// decodeFallback decodes b as one whole fallback object (nothing but
+// blanks may follow it), or returns nil.
+func decodeFallback(b []byte) *Row {
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var fl struct {
 		Marker *int `json:"mcpfnAuditFallback"`
 		Row    *Row `json:"row"`
 	}
 	if err := dec.Decode(&fl); err != nil || fl.Marker == nil || fl.Row == nil || fl.Row.CallID == "" {
-		return nil, 0
+		return nil
+	}
+	if len(bytes.TrimSpace(b[dec.InputOffset():])) != 0 {
+		return nil
 	}
 	if fl.Row.Status == "" {
 		fl.Row.Status = StatusDone
 	}
-	return fl.Row, int(dec.InputOffset())
-}
-
-func stringsIn(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case map[string]any:
-		var out []string
-		for _, e := range v {
-			out = append(out, stringsIn(e)...)
-		}
-		return out
-	case []any:
-		var out []string
-		for _, e := range v {
-			out = append(out, stringsIn(e)...)
-		}
-		return out
-	}
-	return nil
+	return fl.Row
 }

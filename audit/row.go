@@ -13,18 +13,29 @@ import (
 
 // Status of a row. A destructive tool's row is written "pending" before its
 // handler runs and completed afterwards, so a crash still leaves evidence.
+// "late" is never stored: it marks a fallback line that carries a late
+// outcome (see [Auditor.Late]) for [Replay] to apply.
 const (
 	StatusPending = "pending"
 	StatusDone    = "done"
+	StatusLate    = "late"
 )
+
+// OutcomeUnknown is a row's Outcome when the call was answered before its
+// handler finished: it may still have taken effect.
+const OutcomeUnknown = "unknown"
 
 // Row is one audit record. The dynamodbav names are the table's attribute
 // names (documented in docs/audit.md); keep them stable.
 type Row struct {
 	CallID string `json:"callId" dynamodbav:"callId"`
 	Status string `json:"status" dynamodbav:"status"`
-	Tool   string `json:"tool" dynamodbav:"tool"`
-	Source string `json:"source" dynamodbav:"source"` // envelope | agentcore | jsonrpc | unknown
+	// AttemptID names one execution of the call. Only the attempt that
+	// wrote a pending row may complete it, so a second execution of the
+	// same call id never overwrites the first one's evidence.
+	AttemptID string `json:"attemptId,omitempty" dynamodbav:"attemptId,omitempty"`
+	Tool      string `json:"tool" dynamodbav:"tool"`
+	Source    string `json:"source" dynamodbav:"source"` // envelope | agentcore | jsonrpc | unknown
 
 	// MCP metadata (absent for non-MCP calls).
 	MCPEra          string `json:"mcpEra,omitempty" dynamodbav:"mcpEra,omitempty"`
@@ -38,6 +49,7 @@ type Row struct {
 	// Caller: only what was verified.
 	CallerSubject    string `json:"callerSubject,omitempty" dynamodbav:"callerSubject,omitempty"`
 	CallerAuthMethod string `json:"callerAuthMethod,omitempty" dynamodbav:"callerAuthMethod,omitempty"`
+	CallerIssuer     string `json:"callerIssuer,omitempty" dynamodbav:"callerIssuer,omitempty"`
 	CallerClientID   string `json:"callerClientId,omitempty" dynamodbav:"callerClientId,omitempty"`
 	CallerIP         string `json:"callerIp,omitempty" dynamodbav:"callerIp,omitempty"`
 	CallerUserAgent  string `json:"callerUserAgent,omitempty" dynamodbav:"callerUserAgent,omitempty"`
@@ -69,6 +81,15 @@ type Row struct {
 	RawError     string          `json:"rawError,omitempty" dynamodbav:"rawError,omitempty"`
 	ErrorDetails json.RawMessage `json:"errorDetails,omitempty" dynamodbav:"-"`
 	Panicked     bool            `json:"panicked,omitempty" dynamodbav:"panicked,omitempty"`
+	// Outcome is OutcomeUnknown when the call was answered before its
+	// handler finished (a destructive handler that outlived its deadline).
+	Outcome string `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
+	// LateOutcome ("ok" or "error"), LateErrorCode and FinishedAt are added
+	// to a final row when a handler that outlived the call finishes after
+	// all, while its process is still alive.
+	LateOutcome   string     `json:"lateOutcome,omitempty" dynamodbav:"lateOutcome,omitempty"`
+	LateErrorCode string     `json:"lateErrorCode,omitempty" dynamodbav:"lateErrorCode,omitempty"`
+	FinishedAt    *time.Time `json:"finishedAt,omitempty" dynamodbav:"finishedAt,omitempty"`
 
 	// Arguments are the raw call arguments; the Auditor sanitizes them into
 	// ArgsPreview and never stores them as given.

@@ -2,7 +2,11 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,18 +29,21 @@ const (
 //
 // Valid JSON is re-emitted compactly, key order preserved, with the value of
 // every key that names a secret (see [IsSecretKey]) replaced by "[redacted]",
-// string values that are bearer/basic credentials or JWTs replaced likewise,
-// and containers deeper than [MaxDepth] replaced by "[depth limit]". Anything
-// else (invalid JSON) is previewed as the raw text. Either way the result is
-// valid UTF-8 and at most [PreviewLimit] bytes, cut on a rune boundary, with
-// truncated reporting the cut: a truncated preview is no longer valid JSON.
+// every string value that is secret-shaped (see [IsSecretValue]) replaced
+// likewise, the "value" of a name/value pair whose name names a secret
+// ({"name":"DB_PASSWORD","value":"…"}, {"Key":…,"Value":…}) replaced, and
+// containers deeper than [MaxDepth] replaced by "[depth limit]". Invalid
+// JSON is never previewed as text, which could hold anything: it becomes
+// [InvalidJSONPreview], its length and SHA-256. The result is valid UTF-8
+// and at most [PreviewLimit] bytes, cut on a rune boundary, with truncated
+// reporting the cut: a truncated preview is no longer valid JSON.
 func SanitizeArgs(raw []byte) (preview string, truncated bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "", false
 	}
 	if !json.Valid(raw) {
-		return capUTF8(string(raw), PreviewLimit)
+		return InvalidJSONPreview(raw), false
 	}
 	s := sanitizer{in: raw, out: make([]byte, 0, min(len(raw), PreviewLimit)+16)}
 	full := s.run()
@@ -121,7 +128,12 @@ func (s *sanitizer) value(depth int) {
 	case '"':
 		start := s.pos
 		s.skipString()
-		if isSecretValue(s.in[start+1 : s.pos-1]) {
+		inner := s.in[start+1 : s.pos-1]
+		if bytes.IndexByte(inner, '\\') >= 0 {
+			// "Bearer\u0020…" must not slip past the check.
+			inner = []byte(decodeKey(s.in[start:s.pos]))
+		}
+		if isSecretValue(inner) {
 			s.emitString(Redacted)
 			return
 		}
@@ -136,6 +148,7 @@ func (s *sanitizer) value(depth int) {
 }
 
 func (s *sanitizer) object(depth int) {
+	maskValue := s.namesSecret()
 	s.pos++ // {
 	s.emit('{')
 	for {
@@ -157,7 +170,7 @@ func (s *sanitizer) object(depth int) {
 		s.ws()
 		s.pos++ // :
 		s.emit(':')
-		if IsSecretKey(decodeKey(key)) {
+		if k := decodeKey(key); IsSecretKey(k) || maskValue && isValueKey(k) {
 			s.ws()
 			s.skipValue()
 			s.emitString(Redacted)
@@ -186,6 +199,55 @@ func (s *sanitizer) array(depth int) {
 		s.ws()
 	}
 }
+
+// namesSecret looks ahead through the object starting at pos, without
+// copying, for a name/value pair: a "name" or "key" member (any case) whose
+// string value names a secret, as in AWS and Kubernetes environment and tag
+// lists ({"Name":"DB_PASSWORD","Value":"…"}). The object's "value" member is
+// then masked wherever it stands. The look-ahead skips nested values, so
+// the walk stays linear in the input times MaxDepth.
+func (s *sanitizer) namesSecret() bool {
+	save := s.pos
+	defer func() { s.pos = save }()
+	s.pos++ // {
+	for {
+		s.ws()
+		switch s.in[s.pos] {
+		case '}':
+			return false
+		case ',':
+			s.pos++
+			s.ws()
+		}
+		start := s.pos
+		s.skipString()
+		key := s.in[start:s.pos]
+		s.ws()
+		s.pos++ // :
+		s.ws()
+		vstart := s.pos
+		s.skipValue()
+		if s.in[vstart] == '"' && isNameKeyRaw(key) && IsSecretKey(decodeKey(s.in[vstart:s.pos])) {
+			return true
+		}
+	}
+}
+
+func isNameKey(k string) bool { return strings.EqualFold(k, "name") || strings.EqualFold(k, "key") }
+
+// isNameKeyRaw is isNameKey on a quoted key, allocating only for a key
+// with escapes.
+func isNameKeyRaw(quoted []byte) bool {
+	if bytes.IndexByte(quoted, '\\') >= 0 {
+		return isNameKey(decodeKey(quoted))
+	}
+	inner := quoted[1 : len(quoted)-1]
+	return bytes.EqualFold(inner, nameWord) || bytes.EqualFold(inner, keyWord)
+}
+
+var nameWord, keyWord = []byte("name"), []byte("key")
+
+func isValueKey(k string) bool { return strings.EqualFold(k, "value") }
 
 // skipString moves past the string starting at pos (at its opening quote).
 func (s *sanitizer) skipString() {
@@ -256,26 +318,148 @@ func decodeKey(quoted []byte) string {
 	return k
 }
 
-// isSecretValue catches credentials under keys that do not say so, such as
-// {"header": "Bearer …"} or a JWT in a list: the key check alone misses them.
+// isSecretValue is [IsSecretValue] on the inside of a JSON string.
 func isSecretValue(inner []byte) bool {
-	if len(inner) > 7 && (hasPrefixFold(inner, "bearer ") || hasPrefixFold(inner, "basic ")) {
+	return isSecretShaped(inner)
+}
+
+// IsSecretValue reports whether a value is secret-shaped whatever its key
+// says: a bearer or basic credential ("Bearer …"), a JWT, a PEM private key,
+// a token with a well-known secret prefix (sk-, ghp_, xoxb-, …) or a long
+// high-entropy token (see highEntropy). It is the one place the
+// project decides this: the preview, the free-text scrub of error
+// attributes and the adapter's validation issues all ask it.
+func IsSecretValue(v string) bool { return isSecretShaped(v) }
+
+func isSecretShaped[T ~string | ~[]byte](v T) bool {
+	if len(v) > 7 && (hasPrefixFold(v, "bearer ") || hasPrefixFold(v, "basic ")) {
 		return true
 	}
-	// A JWT: three base64url parts, the header always starting {" → eyJ.
-	if len(inner) > 20 && bytes.HasPrefix(inner, []byte("eyJ")) && bytes.Count(inner, []byte(".")) == 2 {
-		for _, c := range inner {
-			if !(c == '.' || c == '-' || c == '_' || c == '=' || c < utf8.RuneSelf && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)))) {
-				return false
-			}
-		}
+	if isJWT(v) || isKnownSecretPrefix(v) || highEntropy(v) {
 		return true
+	}
+	return len(v) > 30 && containsPEM(v)
+}
+
+// containsPEM reports whether v holds a PEM private key header, without
+// copying v (which can be a 1 MB argument).
+func containsPEM[T ~string | ~[]byte](v T) bool {
+	const marker = "PRIVATE KEY-----"
+	switch x := any(v).(type) {
+	case string:
+		return strings.Contains(x, marker)
+	case []byte:
+		return bytes.Contains(x, []byte(marker))
+	}
+	return strings.Contains(string(v), marker)
+}
+
+// isJWT: three base64url parts, the header always starting {" → eyJ.
+func isJWT[T ~string | ~[]byte](v T) bool {
+	if len(v) <= 20 || v[0] != 'e' || v[1] != 'y' || v[2] != 'J' {
+		return false
+	}
+	dots := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '.' {
+			dots++
+			continue
+		}
+		if !isB64URL(c) && c != '=' {
+			return false
+		}
+	}
+	return dots == 2
+}
+
+func isB64URL(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// secretPrefixes start tokens that are secrets by construction.
+var secretPrefixes = []string{"sk-", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "xoxa-", "xoxs-", "AIza"}
+
+func isKnownSecretPrefix[T ~string | ~[]byte](v T) bool {
+	if len(v) < 16 || len(v) > 512 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isTokenChar(v[i]) {
+			return false
+		}
+	}
+	for _, p := range secretPrefixes {
+		if len(v) > len(p) && string(v[:len(p)]) == p {
+			return true
+		}
 	}
 	return false
 }
 
-func hasPrefixFold(b []byte, prefix string) bool {
+// isTokenChar: the characters of base64, base64url, hex and the usual
+// token alphabets.
+func isTokenChar(c byte) bool {
+	return isB64URL(c) || c == '+' || c == '/' || c == '=' || c == '.' || c == '~'
+}
+
+// Thresholds of highEntropy.
+const (
+	minTokenLen     = 20
+	maxTokenLen     = 4096
+	minTokenEntropy = 3.5 // bits per character
+)
+
+// highEntropy reports whether s looks like a generated secret: one
+// word of 20 to 4096 token characters (letters, digits, + / = - _ . ~)
+// mixing upper case, lower case and digits, with a Shannon entropy of at
+// least 3.5 bits per character. Hex strings, UUIDs, lower-case slugs and
+// words do not qualify (they lack one of the three classes); an API key, an
+// AWS secret access key or a random session id does.
+func highEntropy[T ~string | ~[]byte](s T) bool {
+	if len(s) < minTokenLen || len(s) > maxTokenLen {
+		return false
+	}
+	var upper, lower, digit bool
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isTokenChar(c) {
+			return false
+		}
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		}
+		counts[c]++
+	}
+	if !upper || !lower || !digit {
+		return false
+	}
+	h, n := 0.0, float64(len(s))
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h >= minTokenEntropy
+}
+
+func hasPrefixFold[T ~string | ~[]byte](b T, prefix string) bool {
 	return len(b) >= len(prefix) && strings.EqualFold(string(b[:len(prefix)]), prefix)
+}
+
+// InvalidJSONPreview is the preview of arguments that are not JSON: their
+// length and SHA-256, never their text, which could hold anything (a
+// mistyped token, a pasted credential).
+func InvalidJSONPreview(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return fmt.Sprintf("[invalid JSON: %d bytes, sha256 %s]", len(raw), hex.EncodeToString(sum[:]))
 }
 
 // secretWords are single key words (after splitting, lower-cased) that name

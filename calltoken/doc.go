@@ -10,7 +10,7 @@
 // the payload is never identity.
 //
 // Each tool function has a key of its own (a Secrets Manager secret that
-// template.yaml generates; see docs/decisions/0014-call-tokens.md): the signers
+// template.yaml generates; see docs/decisions/0017-call-tokens.md): the signers
 // hold every function's key, a function holds only its own, so a compromised
 // tool function can mint calls to nobody but itself. A [Keyring] holds a
 // function's current key and the keys it still accepts during a rotation's

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // TokenType is the "typ" header of a call token, so that no other JWT signed
@@ -71,13 +71,12 @@ func canonical(args []byte) []byte {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return []byte("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	rest, err := segjson.Parse(trimmed, &v, segjson.UseNumber)
+	if err != nil || len(bytes.TrimSpace(rest)) != 0 {
 		return trimmed
 	}
-	out, err := json.Marshal(v) // encoding/json sorts map keys
+	out, err := segjson.Append(make([]byte, 0, len(trimmed)), v, segjson.EscapeHTML|segjson.SortMapKeys)
 	if err != nil {
 		return trimmed
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 )
 
 // TableEnv names the environment variable holding the broadcasts table's
@@ -25,7 +27,7 @@ func StoreFromEnv(ctx context.Context) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("handlers: loading AWS configuration: %w", err)
 	}
-	return NewStore(dynamodb.NewFromConfig(cfg), table), nil
+	return NewStore(dynamodb.NewFromConfig(cfg, ddbcrc.Option), table), nil
 }
 
 // MustStoreFromEnv is StoreFromEnv for a function's main. It panics, which

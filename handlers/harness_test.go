@@ -76,10 +76,21 @@ func templateTable(t *testing.T, logicalID, name string) *dynamodb.CreateTableIn
 // teeRecorder hands every row to each recorder in turn.
 type teeRecorder []adapter.Recorder
 
-func (rs teeRecorder) Pending(ctx context.Context, row *audit.Row) {
+func (rs teeRecorder) Pending(ctx context.Context, row *audit.Row) (prior *audit.Row, err error) {
 	for _, r := range rs {
 		c := *row
-		r.Pending(ctx, &c)
+		p, e := r.Pending(ctx, &c)
+		if prior == nil && err == nil {
+			prior, err = p, e
+		}
+	}
+	return prior, err
+}
+
+func (rs teeRecorder) Late(ctx context.Context, row *audit.Row) {
+	for _, r := range rs {
+		c := *row
+		r.Late(ctx, &c)
 	}
 }
 
@@ -255,11 +266,14 @@ type rowLog struct {
 	done    []*audit.Row
 }
 
-func (l *rowLog) Pending(_ context.Context, row *audit.Row) {
+func (l *rowLog) Pending(_ context.Context, row *audit.Row) (*audit.Row, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending = append(l.pending, row)
+	return nil, nil
 }
+
+func (l *rowLog) Late(context.Context, *audit.Row) {}
 
 func (l *rowLog) Record(_ context.Context, row *audit.Row) {
 	l.mu.Lock()

@@ -84,7 +84,7 @@ func TestAgentCoreFrontCallsCarryTheVerifiedCaller(t *testing.T) {
 	if d, _ := deleted["deleted"].(map[string]any); d["id"] != id {
 		t.Fatalf("delete answered %v", deleted)
 	}
-	rows, err := auditor().CallerRows(t.Context(), writer, audit.QueryOptions{})
+	rows, err := auditor().CallerRows(t.Context(), localCaller(writer), audit.QueryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestAgentCoreFrontCallsCarryTheVerifiedCaller(t *testing.T) {
 	if got := call(t, ro, "broadcast-get___broadcast_get", map[string]any{"id": kept}); got["id"] != kept {
 		t.Fatalf("the broadcast is gone: %v", got)
 	}
-	rows, err = auditor().CallerRows(t.Context(), reader, audit.QueryOptions{})
+	rows, err = auditor().CallerRows(t.Context(), localCaller(reader), audit.QueryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ const (
 	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
+	EnvIssuerAddr       = "MCPFN_LOCAL_ISSUER_ADDR"
 	EnvAgentCoreAddr    = "MCPFN_LOCAL_AGENTCORE_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
@@ -28,8 +29,11 @@ const (
 	DefaultDynamoDBAddr = "127.0.0.1:8000"
 	DefaultXRayAddr     = "127.0.0.1:2000"
 	DefaultSecretsAddr  = "127.0.0.1:0"
+	// DefaultIssuerAddr makes the local issuer's URL (the "iss" of its
+	// tokens, part of every caller key) the same on every run.
+	DefaultIssuerAddr = "127.0.0.1:8081"
 	// DefaultAgentCoreAddr is the AgentCore Gateway stand-in's address.
-	DefaultAgentCoreAddr = "127.0.0.1:8081"
+	DefaultAgentCoreAddr = "127.0.0.1:8082"
 	DefaultPoolSize      = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
@@ -60,6 +64,9 @@ type Config struct {
 	// SecretsAddr is where the Secrets Manager stand-in listens (the call
 	// keys). Default: any free loopback port.
 	SecretsAddr string
+	// IssuerAddr is where the local JWT issuer listens; its URL is
+	// http://IssuerAddr. Default 127.0.0.1:8081.
+	IssuerAddr string
 	// AgentCoreAddr is where the AgentCore Gateway stand-in serves MCP on
 	// /mcp (only when template.yaml declares an AgentCore Gateway).
 	AgentCoreAddr string
@@ -134,6 +141,7 @@ func ConfigFromEnv() Config {
 		DynamoDBAddr:     get(EnvDynamoDBAddr),
 		XRayAddr:         get(EnvXRayAddr),
 		SecretsAddr:      get(EnvSecretsAddr),
+		IssuerAddr:       get(EnvIssuerAddr),
 		AgentCoreAddr:    get(EnvAgentCoreAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 	}
@@ -151,6 +159,7 @@ func (c *Config) defaults() {
 	def(&c.DynamoDBAddr, DefaultDynamoDBAddr)
 	def(&c.XRayAddr, DefaultXRayAddr)
 	def(&c.SecretsAddr, DefaultSecretsAddr)
+	def(&c.IssuerAddr, DefaultIssuerAddr)
 	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize

@@ -102,6 +102,7 @@ func testConfig(dir string) localtest.Config {
 		InvokeAddr:   "127.0.0.1:0",
 		DynamoDBAddr: "127.0.0.1:0",
 		XRayAddr:     "127.0.0.1:0",
+		IssuerAddr:   "127.0.0.1:0",
 		PoolSize:     2,
 		// Free ports for the AgentCore front too (default 8081).
 		AgentCoreAddr: "127.0.0.1:0",
@@ -285,7 +286,7 @@ func TestCreateGetListDelete(t *testing.T) {
 		t.Errorf("delete answered %v", deleted)
 	}
 
-	rows, err := auditor().CallerRows(t.Context(), subject, audit.QueryOptions{})
+	rows, err := auditor().CallerRows(t.Context(), localCaller(subject), audit.QueryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func TestBurstOfConcurrentCalls(t *testing.T) {
 		}
 		all = append(all, rows...)
 	}
-	rows, err := a.CallerRows(t.Context(), subject, audit.QueryOptions{})
+	rows, err := a.CallerRows(t.Context(), localCaller(subject), audit.QueryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +410,7 @@ func TestFunctionFailures(t *testing.T) {
 			if code != tc.code || !retryable {
 				t.Errorf("%s: error %s retryable=%v, want %s retryable", tc.mode, code, retryable, tc.code)
 			}
-			rows, err := auditor().CallerRows(t.Context(), subject, audit.QueryOptions{})
+			rows, err := auditor().CallerRows(t.Context(), localCaller(subject), audit.QueryOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -633,4 +634,10 @@ func connectTo(t *testing.T, st *localtest.Stack) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// localCaller is the principal a token the local issuer minted for subject
+// names in the audit table.
+func localCaller(subject string) audit.Caller {
+	return audit.Caller{AuthMethod: "jwt", Issuer: stack.Issuer(), Subject: subject}
 }

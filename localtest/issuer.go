@@ -33,13 +33,13 @@ type issuer struct {
 	server *http.Server
 }
 
-func startIssuer() (*issuer, error) {
+func startIssuer(addr string) (*issuer, error) {
 	// 2048 bits: the smallest size the JWT libraries accept for RS256.
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -213,3 +213,32 @@ func TestSignedEventsPassVerification(t *testing.T) {
 func httpClient(token string) *http.Client {
 	return &http.Client{Transport: bearer{token}, Timeout: time.Minute}
 }
+
+// A captured envelope replayed within its token's lifetime does not run a
+// destructive tool twice: the call id's row is there, and the second
+// attempt is refused with what the first one's row says.
+func TestReplayedEnvelopeDoesNotDeleteTwice(t *testing.T) {
+	cs := connect(t, unique("owner"))
+	id := call(t, cs, "broadcast_create", map[string]any{"channel": unique("ch"), "text": "delete me once"})["id"].(string)
+	keys, err := localtest.LoadKeys(stackDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID := unique("replayed")
+	captured, err := keys.SignEnvelope([]byte(`{"mcpfn":"1","callId":"`+callID+`","params":{"name":"broadcast_delete","arguments":{"id":"`+id+`"}}}`),
+		&calltoken.Identity{Subject: "alice", AuthMethod: "jwt", Scopes: []string{localtest.DemoScope}}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, details := errorOf(t, invokeRaw(t, "BroadcastDeleteFunction", captured)); code != "" {
+		t.Fatalf("first delete: %s %s", code, details)
+	}
+	code, details := errorOf(t, invokeRaw(t, "BroadcastDeleteFunction", captured))
+	if code != "CONFLICT" || !strings.Contains(details, `"status":"done"`) {
+		t.Fatalf("replay answered %s %s; want CONFLICT naming the earlier attempt", code, details)
+	}
+	row, ok := rowOf(t, callID)
+	if !ok || !row.OK || row.CallerSubject != "alice" {
+		t.Fatalf("the first attempt's row was not kept: %+v", row)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
@@ -259,8 +260,8 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.logf("built %d functions and the emulator (%v)", len(specs), time.Since(buildStart).Round(time.Millisecond))
 
-	if s.iss, err = startIssuer(); err != nil {
-		return nil, fmt.Errorf("localtest: JWT issuer: %w", err)
+	if s.iss, err = startIssuer(cfg.IssuerAddr); err != nil {
+		return nil, fmt.Errorf("localtest: JWT issuer (%s to move it): %w", EnvIssuerAddr, err)
 	}
 	if s.token, err = s.MintToken(map[string]any{"sub": DemoSubject, "scope": DemoScope, "client_id": DemoClientID}); err != nil {
 		return nil, err
@@ -607,7 +608,7 @@ func (s *Stack) DynamoDB() *dynamodb.Client {
 		Region:       localRegion,
 		BaseEndpoint: aws.String(s.ddbURL),
 		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
-	})
+	}, ddbcrc.Option)
 }
 
 // XRayPath is the file the X-Ray stand-in appends every segment document
@@ -639,7 +640,9 @@ func (s *Stack) Functions() []string { return sortedKeys(s.functions) }
 // ReadyTime is how long Start took.
 func (s *Stack) ReadyTime() time.Duration { return s.ready }
 
-// ReadyLine is the line `make local` prints once the stack is up.
+// ReadyLine is the line `make local` prints once the stack is up. The
+// issuer is there for `mcpfn-audit -issuer … caller demo-user`: a caller is
+// its subject and its issuer.
 func (s *Stack) ReadyLine() string {
 	return "READY mcp=" + s.mcpURL + " token=" + s.token
 }

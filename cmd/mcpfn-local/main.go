@@ -6,13 +6,14 @@
 // everything is up it prints
 //
 //	READY mcp=http://127.0.0.1:8080/mcp token=<jwt>
-//	AGENTCORE mcp=http://127.0.0.1:8081/mcp
+//	AGENTCORE mcp=http://127.0.0.1:8082/mcp
 //
 // the second line being the AgentCore Gateway stand-in (interceptor and
 // Lambda targets as template.yaml declares them).
 //
 // Addresses come from MCPFN_LOCAL_MCP_ADDR, MCPFN_LOCAL_AGENTCORE_ADDR, MCPFN_LOCAL_INVOKE_ADDR,
 // MCPFN_LOCAL_DYNAMODB_ADDR, MCPFN_LOCAL_XRAY_ADDR, MCPFN_LOCAL_SECRETS_ADDR,
+// MCPFN_LOCAL_ISSUER_ADDR,
 // MCPFN_LOCAL_DIR and MCPFN_DYNAMODB_ENDPOINT.
 //
 // Beside a running stack (same MCPFN_LOCAL_DIR), two more commands use its

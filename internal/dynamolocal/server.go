@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 )
 
 // Options configures Start. The zero value is ready to use.
@@ -217,7 +219,7 @@ func (s *Server) client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(s.endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", ""),
-	}, optFns...)
+	}, append([]func(*dynamodb.Options){ddbcrc.Option}, optFns...)...)
 }
 
 // Stop kills the emulator's whole process group and waits for it to exit.

@@ -1,0 +1,161 @@
+package adapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// hangingCredentials is a credential provider that never answers until
+// released, whatever its context says.
+type hangingCredentials struct{ release <-chan struct{} }
+
+func (h hangingCredentials) Resolve(context.Context, *adapter.Call, adapter.CredentialNeed) (*adapter.Credential, error) {
+	<-h.release
+	return &adapter.Credential{}, nil
+}
+
+// TestEveryStepRunsUnderTheCallsDeadline: a hook (or credential provider)
+// that hangs, ignoring its context, still ends the call at the call's
+// deadline (the Lambda deadline less the reserve) with TIMEOUT at that
+// hook's stage and exactly one AfterToolCall, so the final audit row is
+// written before Lambda's deadline. Time is synctest's, so "at the deadline"
+// is exact.
+func TestEveryStepRunsUnderTheCallsDeadline(t *testing.T) {
+	const lambdaTimeout, reserve = 10 * time.Second, 500 * time.Millisecond
+	cases := []struct {
+		stage adapter.Stage
+		hang  func(release <-chan struct{}) []adapter.Option
+	}{
+		{adapter.StageBeforeToolCall, func(r <-chan struct{}) []adapter.Option {
+			return []adapter.Option{adapter.WithHooks(adapter.Hooks{BeforeToolCall: func(context.Context, *adapter.Call, json.RawMessage) (json.RawMessage, error) {
+				<-r
+				return nil, nil
+			}})}
+		}},
+		{adapter.StageBeforeHandle, func(r <-chan struct{}) []adapter.Option {
+			return []adapter.Option{adapter.WithHooks(adapter.Hooks{BeforeHandle: func(context.Context, *adapter.Call) error {
+				<-r
+				return nil
+			}})}
+		}},
+		{adapter.StageBeforeHandle, func(r <-chan struct{}) []adapter.Option {
+			return []adapter.Option{adapter.WithCredentials(hangingCredentials{r})}
+		}},
+		{adapter.StageAfterHandle, func(r <-chan struct{}) []adapter.Option {
+			return []adapter.Option{adapter.WithHooks(adapter.Hooks{AfterHandle: func(context.Context, *adapter.Call, any) (any, error) {
+				<-r
+				return nil, nil
+			}})}
+		}},
+	}
+	for i, tc := range cases {
+		t.Run(string(tc.stage)+"/"+string(rune('a'+i)), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				defer close(release)
+				rec := newRecorder()
+				tool := widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+					d.Credentials = []adapter.CredentialNeed{{Name: "api", Kind: "api-key"}}
+				})
+				opts := append([]adapter.Option{adapter.WithHooks(rec.hooks()), adapter.WithReserve(reserve), quietLogger(),
+					adapter.WithCredentials(hangingCredentials{closedChan()})}, tc.hang(release)...)
+				fn := newFunction(tool, opts...)
+				start := time.Now()
+				raw := invoke(t, fn, envelopeOf(t, "c-hang", "widget_update", map[string]any{"entityId": "w"}, nil),
+					lambdaInvoke{Timeout: lambdaTimeout})
+				if took := time.Since(start); took != lambdaTimeout-reserve {
+					t.Errorf("the call ended after %v, want the call's deadline %v", took, lambdaTimeout-reserve)
+				}
+				res, rpcErr := envelopeResult(t, raw)
+				if rpcErr != nil {
+					t.Fatalf("protocol error %+v", rpcErr)
+				}
+				if body := res.errorBody(t); body.Error != string(adapter.CodeTimeout) {
+					t.Fatalf("answer %+v", body)
+				}
+				got := rec.only(t)
+				if got.Stage != tc.stage || adapter.CodeOf(got.Err) != adapter.CodeTimeout {
+					t.Fatalf("AfterToolCall saw stage %s, %v; want %s, TIMEOUT", got.Stage, got.Err, tc.stage)
+				}
+			})
+		})
+	}
+}
+
+func closedChan() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// TestDestructiveHandlerPastItsDeadlineIsOutcomeUnknown: a destructive,
+// non-idempotent handler still running at the call's deadline may yet take
+// effect, so the caller is told so (TIMEOUT, not retryable, a hint), as the
+// gateway tells it when it loses a destructive call; AfterToolCall gets an
+// Unfinished that reports the handler's late end.
+func TestDestructiveHandlerPastItsDeadlineIsOutcomeUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var once sync.Once
+		free := func() { once.Do(func() { close(release) }) }
+		defer free() // a failed check must not leave the bubble blocked
+		var outcome *adapter.Outcome
+		tool := widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+			d.Destructive, d.Idempotent = true, false
+			d.Handler = func(_ context.Context, _ *adapter.Call, in widgetIn) (widgetOut, error) {
+				<-release // ignores its context, as a blocking client library would
+				return widgetOut{EntityID: in.EntityID}, nil
+			}
+		})
+		fn := newFunction(tool, quietLogger(), adapter.WithHooks(adapter.Hooks{
+			AfterToolCall: func(_ context.Context, _ *adapter.Call, out *adapter.Outcome) { outcome = out },
+		}))
+		raw := invoke(t, fn, envelopeOf(t, "c-late", "widget_update", map[string]any{"entityId": "w"}, nil),
+			lambdaInvoke{Timeout: 5 * time.Second})
+		res, _ := envelopeResult(t, raw)
+		body := res.errorBody(t)
+		if body.Error != string(adapter.CodeTimeout) || body.Retryable || !strings.Contains(body.Hint, "may have taken effect") {
+			t.Fatalf("answer %+v", body)
+		}
+		if outcome == nil || outcome.Stage != adapter.StageHandler || outcome.Unfinished == nil {
+			t.Fatalf("outcome %+v", outcome)
+		}
+		select {
+		case <-outcome.Unfinished.Done():
+			t.Fatal("Done before the handler returned")
+		default:
+		}
+		time.Sleep(time.Minute) // synctest time: the handler finishes a minute later
+		free()
+		<-outcome.Unfinished.Done()
+		if outcome.Unfinished.Err() != nil {
+			t.Errorf("late error %v", outcome.Unfinished.Err())
+		}
+		if at := outcome.Unfinished.FinishedAt(); at.IsZero() || time.Since(at) != 0 {
+			t.Errorf("finished at %v, now %v", at, time.Now())
+		}
+	})
+}
+
+// TestIdempotentDestructiveTimeoutStaysRetryable: the gateway's rule, the
+// same here: only a destructive tool that is not idempotent loses the
+// retryable flag on a timeout.
+func TestIdempotentDestructiveTimeoutStaysRetryable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) { d.Destructive, d.Idempotent = true, true })
+		fn := newFunction(tool, quietLogger())
+		raw := invoke(t, fn, envelopeOf(t, "c-idem", "widget_update", map[string]any{"entityId": "w", "sleepMs": 60000}, nil),
+			lambdaInvoke{Timeout: 5 * time.Second})
+		res, _ := envelopeResult(t, raw)
+		if body := res.errorBody(t); body.Error != string(adapter.CodeTimeout) || !body.Retryable {
+			t.Fatalf("answer %+v", body)
+		}
+	})
+}
