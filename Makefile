@@ -75,7 +75,7 @@ BIN_DIR ?= bin
 LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTION_DIRS = $(patsubst %/,%,$(sort $(dir $(wildcard functions/*/main.go))))
 
-.PHONY: agentcore-schemas build-BroadcastCreateFunction build-BroadcastGetFunction build-BroadcastListFunction build-BroadcastDeleteFunction build-GatewayFunction
+.PHONY: agentcore-schemas agentcore-policies build-BroadcastCreateFunction build-BroadcastGetFunction build-BroadcastListFunction build-BroadcastDeleteFunction build-GatewayFunction build-AgentCoreInterceptorFunction
 
 ## build: every functions/<name> into $(BIN_DIR)/<name>/bootstrap (linux/arm64).
 build:
@@ -99,10 +99,17 @@ build-BroadcastDeleteFunction:
 	$(call lambda_build,broadcast_delete)
 build-GatewayFunction:
 	$(call lambda_build,gateway)
+build-AgentCoreInterceptorFunction:
+	$(call lambda_build,agentcore_interceptor)
 
 ## agentcore-schemas: AgentCore Gateway tool schemas from handlers.Catalog() into $(BIN_DIR)/agentcore.
 agentcore-schemas:
 	$(GO) run ./handlers/cmd/schemas -o $(BIN_DIR)/agentcore
+
+## agentcore-policies: Cedar policies (one permit per tool, by JWT scope) from handlers.Catalog()
+## into $(BIN_DIR)/agentcore/policies.cedar; GATEWAY_ARN=… names the gateway (default: any).
+agentcore-policies:
+	$(GO) run ./handlers/cmd/policies -o $(BIN_DIR)/agentcore/policies.cedar $(if $(GATEWAY_ARN),-gateway-arn $(GATEWAY_ARN))
 
 # ---- local stack (docs/local.md) ----
 # `make local` runs the whole application on this machine without Docker

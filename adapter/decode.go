@@ -356,9 +356,52 @@ func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *d
 	case !utf8.Valid(payload):
 		d.err = NewError(CodeBadRequest, "the payload is not valid UTF-8")
 	default:
-		d.args = json.RawMessage(bytes.TrimSpace(payload))
+		args, token, err := takeReserved(bytes.TrimSpace(payload))
+		if err != nil {
+			d.err = err
+			return d
+		}
+		d.args, d.callToken = args, token
 	}
 	return d
+}
+
+// ReservedArgument is the argument key under which the mcpfn AgentCore
+// request interceptor passes its call token to a Lambda target:
+// {"_mcpfn":{"callToken":"…"}}. The adapter removes it before anything else
+// reads the arguments, so tool schemas never see it and the token's
+// arguments digest covers the arguments without it.
+const ReservedArgument = "_mcpfn"
+
+// takeReserved splits the interceptor's _mcpfn object off an AgentCore
+// payload. Arguments that do not mention it come back as they are; an
+// _mcpfn that is not {"callToken":"<non-empty string>"} is a bad request.
+func takeReserved(args []byte) (json.RawMessage, string, *Error) {
+	// Only an object can carry it; a JSON escape could spell its name
+	// without the plain bytes, so "\u" also takes the slow path.
+	if len(args) == 0 || args[0] != '{' || (!bytes.Contains(args, []byte(ReservedArgument)) && !bytes.Contains(args, []byte(`\u`))) {
+		return args, "", nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return args, "", nil // not an object after all: the schema says why
+	}
+	raw, ok := obj[ReservedArgument]
+	if !ok {
+		return args, "", nil
+	}
+	var r struct {
+		CallToken *string `json:"callToken"`
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &r) != nil || r.CallToken == nil || *r.CallToken == "" {
+		return nil, "", Errorf(CodeBadRequest, "the reserved argument %s must be {\"callToken\":\"…\"}, as the mcpfn AgentCore interceptor sets it", ReservedArgument)
+	}
+	delete(obj, ReservedArgument)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, "", Errorf(CodeBadRequest, "the arguments cannot be re-encoded without %s: %v", ReservedArgument, err)
+	}
+	return out, *r.CallToken, nil
 }
 
 // parsePropagatedHeaders accepts the JSON object AgentCore serialises into a

@@ -10,7 +10,9 @@
 // For every invocation the adapter, reading top to bottom:
 //
 //   - decode.go: recognises the payload — the mcpfn envelope from the gateway,
-//     an AgentCore Gateway Lambda-target call, or JSON-RPC (a batch included);
+//     an AgentCore Gateway Lambda-target call (its reserved "_mcpfn" argument,
+//     the interceptor's call token, taken out first), or JSON-RPC (a batch
+//     included);
 //   - chain.go: rebuilds the per-call context ([Call], context.go) from that
 //     invocation and the Lambda context only, and runs the hook chain
 //     ([Hooks], hooks.go) in the call's own context;

@@ -67,3 +67,8 @@ func (f *Function) successResult(output any, validate bool) (json.RawMessage, er
 	out = append(out, '}')
 	return out, nil
 }
+
+// ErrorResult is the CallToolResult a caller gets for e: isError, one text
+// item holding the JSON error body. Every front door that refuses a call
+// before its function runs answers in this shape.
+func ErrorResult(e *Error) json.RawMessage { return errorResult(e) }

@@ -86,6 +86,29 @@ type JWTConfig struct {
 	HTTPClient *http.Client
 }
 
+// JWTConfigFromEnv reads the JWT settings (MCPFN_JWT_ISSUER,
+// MCPFN_JWT_AUDIENCE, MCPFN_JWT_JWKS_URL) the gateway reads, for another
+// front door that verifies the same tokens.
+func JWTConfigFromEnv() JWTConfig {
+	return JWTConfig{
+		Issuer:   strings.TrimSpace(os.Getenv(EnvJWTIssuer)),
+		Audience: strings.TrimSpace(os.Getenv(EnvJWTAudience)),
+		JWKSURL:  strings.TrimSpace(os.Getenv(EnvJWTJWKSURL)),
+	}
+}
+
+// withDefaults fills the JWKS URL (issuer + /.well-known/jwks.json) and the
+// clock skew (30 s).
+func (c JWTConfig) withDefaults() JWTConfig {
+	if c.JWKSURL == "" {
+		c.JWKSURL = strings.TrimRight(c.Issuer, "/") + defaultJWKSPath
+	}
+	if c.ClockSkew == 0 {
+		c.ClockSkew = 30 * time.Second
+	}
+	return c
+}
+
 // Config configures a [Gateway]. Build it with [ConfigFromEnv] and set Tools,
 // or fill it in directly.
 type Config struct {
@@ -292,12 +315,7 @@ func (c *Config) check() error {
 		if c.JWT.Issuer == "" || c.JWT.Audience == "" {
 			errs = append(errs, fmt.Errorf("auth mode jwt needs %s and %s", EnvJWTIssuer, EnvJWTAudience))
 		}
-		if c.JWT.JWKSURL == "" {
-			c.JWT.JWKSURL = strings.TrimRight(c.JWT.Issuer, "/") + defaultJWKSPath
-		}
-		if c.JWT.ClockSkew == 0 {
-			c.JWT.ClockSkew = 30 * time.Second
-		}
+		c.JWT = c.JWT.withDefaults()
 	case "":
 		errs = append(errs, fmt.Errorf("%s is not set: choose iam, jwt, or none (none must be explicit)", EnvAuthMode))
 	default:

@@ -16,6 +16,7 @@ const (
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
 	EnvIssuerAddr       = "MCPFN_LOCAL_ISSUER_ADDR"
+	EnvAgentCoreAddr    = "MCPFN_LOCAL_AGENTCORE_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
 )
@@ -31,7 +32,9 @@ const (
 	// DefaultIssuerAddr makes the local issuer's URL (the "iss" of its
 	// tokens, part of every caller key) the same on every run.
 	DefaultIssuerAddr = "127.0.0.1:8081"
-	DefaultPoolSize   = 4
+	// DefaultAgentCoreAddr is the AgentCore Gateway stand-in's address.
+	DefaultAgentCoreAddr = "127.0.0.1:8082"
+	DefaultPoolSize      = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
 	// reaches its concurrency limit.
@@ -64,6 +67,9 @@ type Config struct {
 	// IssuerAddr is where the local JWT issuer listens; its URL is
 	// http://IssuerAddr. Default 127.0.0.1:8081.
 	IssuerAddr string
+	// AgentCoreAddr is where the AgentCore Gateway stand-in serves MCP on
+	// /mcp (only when template.yaml declares an AgentCore Gateway).
+	AgentCoreAddr string
 	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
@@ -136,6 +142,7 @@ func ConfigFromEnv() Config {
 		XRayAddr:         get(EnvXRayAddr),
 		SecretsAddr:      get(EnvSecretsAddr),
 		IssuerAddr:       get(EnvIssuerAddr),
+		AgentCoreAddr:    get(EnvAgentCoreAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 	}
 }
@@ -153,6 +160,7 @@ func (c *Config) defaults() {
 	def(&c.XRayAddr, DefaultXRayAddr)
 	def(&c.SecretsAddr, DefaultSecretsAddr)
 	def(&c.IssuerAddr, DefaultIssuerAddr)
+	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

@@ -10,7 +10,11 @@
 //     endpoint), the X-Ray daemon stand-in writing xray.jsonl, and a local
 //     JWT issuer;
 //   - the gateway, configured from template.yaml's GatewayFunction
-//     environment, serving MCP on /mcp.
+//     environment, serving MCP on /mcp;
+//   - an AgentCore Gateway stand-in (agentcore.go), wired as template.yaml
+//     declares its AWS::BedrockAgentCore::Gateway: CUSTOM_JWT against the
+//     local issuer, the REQUEST interceptor function and one Lambda target
+//     per tool, all invoked through the Invoke API.
 //
 // Start brings all of it up and Close tears all of it down:
 //

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -220,6 +221,9 @@ type function struct {
 	log       *os.File
 	logPath   string
 	max       int
+
+	// invocations counts the invokes the router handed to the function.
+	invocations atomic.Int64
 
 	mu    sync.Mutex
 	idle  []*emulator

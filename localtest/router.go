@@ -73,6 +73,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	fn.invocations.Add(1)
 	e, err := fn.acquire(r.Context())
 	if errors.Is(err, errBusy) {
 		w.Header().Set("Retry-After", "1")
@@ -113,6 +114,15 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+}
+
+// Invocations is how many invokes of function the Invoke API has accepted
+// (each one reached, or tried to reach, an execution environment).
+func (s *Stack) Invocations(function string) int64 {
+	if f := s.functions[function]; f != nil {
+		return f.invocations.Load()
+	}
+	return 0
 }
 
 // functionError recognises the emulator's ways of reporting that the

@@ -75,6 +75,12 @@ type Stack struct {
 	mcpSrv    *http.Server
 	mcpURL    string
 	gwLog     *os.File
+	// The AgentCore Gateway stand-in (agentcore.go), when the template
+	// declares a gateway.
+	agentCore *agentCoreWiring
+	acSrv     *http.Server
+	acURL     string
+	acLog     *os.File
 	ddbLog    *os.File
 	// routerLog records what the Invoke API answered with a
 	// ServiceException and why (logs/InvokeAPI.log).
@@ -136,6 +142,18 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	defer closeUnlessServed(invokeLn, &s.invokeSrv)
 	s.invokeURL = "http://" + invokeLn.Addr().String()
+	// The AgentCore Gateway stand-in, when the template has a gateway.
+	if s.agentCore, err = agentCoreFromTemplate(tmpl); err != nil {
+		return nil, err
+	}
+	var acLn net.Listener
+	if s.agentCore != nil {
+		if acLn, err = net.Listen("tcp", cfg.AgentCoreAddr); err != nil {
+			return nil, fmt.Errorf("localtest: AgentCore front address (%s to move it): %w", EnvAgentCoreAddr, err)
+		}
+		defer closeUnlessServed(acLn, &s.acSrv)
+		s.acURL = "http://" + acLn.Addr().String() + "/mcp"
+	}
 	s.mcpURL = "http://" + mcpLn.Addr().String() + "/mcp"
 
 	if s.xray, err = xraystandin.Listen(cfg.XRayAddr); err != nil {
@@ -249,6 +267,15 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, err
 	}
 
+	if s.agentCore != nil {
+		if f := s.functions[s.agentCore.interceptor]; f != nil {
+			// As the gateway's: the interceptor verifies tokens of the
+			// local issuer, for the local audience.
+			f.spec.Env[gateway.EnvJWTIssuer] = s.iss.url
+			f.spec.Env[gateway.EnvJWTAudience] = Audience
+			f.spec.Env[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
+		}
+	}
 	for _, f := range s.functions {
 		if err := s.prepareFunction(f); err != nil {
 			return nil, err
@@ -270,10 +297,18 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err := s.startGateway(ctx, gwEnv, toolFns, specs, mcpLn); err != nil {
 		return nil, err
 	}
+	if s.agentCore != nil {
+		if err := s.startAgentCoreFront(ctx, acLn); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.writeKeys(); err != nil {
 		return nil, err
 	}
 	s.ready = time.Since(s.started)
+	if s.acURL != "" {
+		s.logf("AgentCore Gateway front at %s (interceptor %s)", s.acURL, s.agentCore.interceptor)
+	}
 	s.logf("gateway at %s (ready after %v)", s.mcpURL, s.ready.Round(time.Millisecond))
 	return s, nil
 }
@@ -653,6 +688,9 @@ func (s *Stack) Close() error {
 		if s.mcpSrv != nil {
 			_ = s.mcpSrv.Shutdown(ctx)
 		}
+		if s.acSrv != nil {
+			_ = s.acSrv.Shutdown(ctx)
+		}
 		if s.gw != nil {
 			_ = s.gw.Close()
 		}
@@ -685,7 +723,7 @@ func (s *Stack) Close() error {
 				_ = f.log.Close()
 			}
 		}
-		for _, f := range []*os.File{s.xrayFile, s.gwLog, s.ddbLog, s.routerF} {
+		for _, f := range []*os.File{s.xrayFile, s.gwLog, s.acLog, s.ddbLog, s.routerF} {
 			if f != nil {
 				_ = f.Close()
 			}

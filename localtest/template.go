@@ -4,6 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,9 +112,11 @@ func (n *localNames) intProperty(logicalID, prop string, def int) int {
 // templateFunctions lists the template's tool functions: every
 // AWS::Serverless::Function except the gateway, named by logical ID. The
 // package of each is functions/<tool>, the tool being the one the gateway's
-// MCPFN_TOOL_FUNCTIONS maps to it (or the logical ID in snake case without
-// "Function" for a function no tool names).
+// MCPFN_TOOL_FUNCTIONS maps to it; for a function no tool names, the
+// directory its Makefile build-<LogicalId> target builds (what `sam build`
+// packages), else the logical ID in snake case without "Function".
 func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec, error) {
+	built := makefileBuilds(filepath.Join(filepath.Dir(n.t.Path), "Makefile"))
 	var specs []FunctionSpec
 	for _, id := range n.t.LogicalIDs(typeFunction) {
 		if id == gatewayID {
@@ -129,6 +134,9 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 		tool := toolOf[id]
 		pkg := tool
 		if pkg == "" {
+			pkg = built[id]
+		}
+		if pkg == "" {
 			pkg = snake(strings.TrimSuffix(id, "Function"))
 		}
 		specs = append(specs, FunctionSpec{
@@ -144,6 +152,24 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 		})
 	}
 	return specs, nil
+}
+
+// makefileBuild matches a Makefile target `build-<LogicalId>:` followed by
+// `$(call lambda_build,<dir>)`.
+var makefileBuild = regexp.MustCompile(`(?m)^build-([A-Za-z0-9]+):[ \t]*\n\t\$\(call lambda_build,([A-Za-z0-9_]+)\)`)
+
+// makefileBuilds maps a logical ID to the functions/ directory its build
+// target builds; a missing Makefile maps nothing.
+func makefileBuilds(path string) map[string]string {
+	out := map[string]string{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return out
+	}
+	for _, m := range makefileBuild.FindAllStringSubmatch(string(data), -1) {
+		out[m[1]] = m[2]
+	}
+	return out
 }
 
 // snake turns BroadcastCreate into broadcast_create.

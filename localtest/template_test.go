@@ -1,6 +1,7 @@
 package localtest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,8 @@ func TestTemplateFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Besides the tool functions, only the AgentCore interceptor (no tool).
+	specs = slices.DeleteFunc(specs, func(s FunctionSpec) bool { return s.Name == "AgentCoreInterceptorFunction" && s.Tool == "" })
 	if len(specs) != len(tools) {
 		t.Fatalf("%d functions, want one per tool (%d)", len(specs), len(tools))
 	}
@@ -97,5 +100,49 @@ func TestGatewayConfigRejectsUnknownSettings(t *testing.T) {
 	}
 	if _, err := s.gatewayConfig(map[string]string{"MCPFN_SOMETHING_NEW": "x"}); err == nil || !strings.Contains(err.Error(), "MCPFN_SOMETHING_NEW") {
 		t.Errorf("unknown setting: %v, want an error naming it", err)
+	}
+}
+
+// The AgentCore front is wired as template.yaml declares the gateway: its
+// REQUEST interceptor (built from the directory its Makefile target
+// builds), headers passed, one target per tool on the tool's function.
+func TestAgentCoreWiringFromTemplate(t *testing.T) {
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := agentCoreFromTemplate(tmpl)
+	if err != nil || w == nil {
+		t.Fatalf("wiring %v, %v", w, err)
+	}
+	if w.gatewayID != "AgentCoreGateway" || w.interceptor != "AgentCoreInterceptorFunction" || !w.passHeaders {
+		t.Fatalf("wiring %+v", w)
+	}
+	got := map[string]string{}
+	for _, tg := range w.targets {
+		got[tg.name+"___"+tg.tool] = tg.function
+	}
+	want := map[string]string{
+		"broadcast-create___broadcast_create": "BroadcastCreateFunction",
+		"broadcast-get___broadcast_get":       "BroadcastGetFunction",
+		"broadcast-list___broadcast_list":     "BroadcastListFunction",
+		"broadcast-delete___broadcast_delete": "BroadcastDeleteFunction",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("targets %v", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("target %s → %q, want %s", k, got[k], v)
+		}
+	}
+	specs, err := newLocalNames(tmpl, false).templateFunctions(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range specs {
+		if sp.Name == "AgentCoreInterceptorFunction" && sp.Package != "./functions/agentcore_interceptor" {
+			t.Errorf("interceptor package %s, want the Makefile's ./functions/agentcore_interceptor", sp.Package)
+		}
 	}
 }

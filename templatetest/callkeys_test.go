@@ -10,7 +10,8 @@ import (
 // Every tool function has a call key of its own: a generated secret long
 // enough to be a key, named in the function's MCPFN_CALL_KEY_SECRET and the
 // gateway's MCPFN_CALL_KEY_SECRETS, and a resource policy that denies every
-// principal but the function's role and the gateway's.
+// principal but the function's role and its signers' (the gateway's and,
+// when deployed, the AgentCore interceptor's).
 func TestEveryToolFunctionHasItsOwnCallKey(t *testing.T) {
 	rt := raw(t)
 	secrets := rt.Resources("AWS::SecretsManager::Secret")
@@ -49,12 +50,19 @@ func TestEveryToolFunctionHasItsOwnCallKey(t *testing.T) {
 			allowed, _ := ne["aws:PrincipalArn"].([]any)
 			var who []string
 			for _, a := range allowed {
+				if fn, arg := intrinsic(a); fn == "Fn::If" {
+					// Only with the AgentCore Gateway: its interceptor.
+					if l := list(arg); len(l) == 3 && l[0] == "DeployAgentCore" && getAtt(l[1]) == "AgentCoreInterceptorFunctionRole.Arn" && ref(l[2]) == "AWS::NoValue" {
+						who = append(who, "if DeployAgentCore: AgentCoreInterceptorFunctionRole.Arn")
+						continue
+					}
+				}
 				who = append(who, getAtt(a))
 			}
 			slices.Sort(who)
 			if st["Effect"] != "Deny" || st["Principal"] != "*" || st["Action"] != "secretsmanager:GetSecretValue" ||
-				!slices.Equal(who, []string{fn + "Role.Arn", "GatewayFunctionRole.Arn"}) {
-				t.Errorf("%s policy statement %v: want Deny GetSecretValue to all but %sRole and GatewayFunctionRole", key, st, fn)
+				!slices.Equal(who, []string{fn + "Role.Arn", "GatewayFunctionRole.Arn", "if DeployAgentCore: AgentCoreInterceptorFunctionRole.Arn"}) {
+				t.Errorf("%s policy statement %v: want Deny GetSecretValue to all but %sRole, GatewayFunctionRole and (with the AgentCore Gateway) AgentCoreInterceptorFunctionRole", key, st, fn)
 			}
 		}
 		if !found {

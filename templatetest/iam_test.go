@@ -152,6 +152,13 @@ func TestLeastPrivilege(t *testing.T) {
 		gw[ownKey(strings.TrimSuffix(fn, "Function"))] = true
 	}
 	want["GatewayFunction"] = gw
+	// The AgentCore interceptor signs for every tool function too, and
+	// does nothing else.
+	ic := map[string]bool{}
+	for _, fn := range forwards {
+		ic[ownKey(strings.TrimSuffix(fn, "Function"))] = true
+	}
+	want["AgentCoreInterceptorFunction"] = ic
 
 	for id, res := range rt.Resources(serverlessFunction) {
 		w, ok := want[id]
@@ -165,7 +172,9 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{"AWS::IAM::Role", "AWS::IAM::Policy"} {
-		if ids := rt.LogicalIDs(typ); len(ids) > 0 {
+		// AgentCoreGatewayRole is a service role, not a function's:
+		// TestAgentCoreGatewayRole pins it.
+		if ids := slices.DeleteFunc(rt.LogicalIDs(typ), func(id string) bool { return id == agentCoreRoleID }); len(ids) > 0 {
 			t.Errorf("%s resources %v: this test does not check them; express grants as function Policies", typ, ids)
 		}
 	}
@@ -238,8 +247,10 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 }
 
 // TestInvokePermissions: each tool function's resource policy allows the
-// gateway's role and, only when AgentCoreGatewayRoleArn is set, that role;
-// nothing else, and only lambda:InvokeFunction.
+// gateway's role, the stack's AgentCore Gateway role (only with
+// DeployAgentCoreGateway) and, only when AgentCoreGatewayRoleArn is set,
+// that role; nothing else, and only lambda:InvokeFunction. The interceptor
+// may be invoked by the stack's AgentCore Gateway role only.
 func TestInvokePermissions(t *testing.T) {
 	rt := raw(t)
 	type grant struct{ principal, condition string }
@@ -269,13 +280,18 @@ func TestInvokePermissions(t *testing.T) {
 	tools := gatewayToolFunctions(t)
 	for _, fn := range tools {
 		g := got[fn]
-		want := []grant{{"GatewayFunctionRole.Arn", ""}, {"Ref:AgentCoreGatewayRoleArn", "HasAgentCoreGateway"}}
+		want := []grant{{"GatewayFunctionRole.Arn", ""}, {agentCoreRoleID + ".Arn", agentCoreCondition}, {"Ref:AgentCoreGatewayRoleArn", "HasAgentCoreGateway"}}
 		slices.SortFunc(g, func(a, b grant) int { return strings.Compare(a.condition, b.condition) })
 		if !slices.Equal(g, want) {
 			t.Errorf("%s invoke permissions %v, want %v", fn, g, want)
 		}
 		delete(got, fn)
 	}
+	// The stack's AgentCore Gateway invokes its interceptor.
+	if g := got[agentCoreInterceptor]; !slices.Equal(g, []grant{{agentCoreRoleID + ".Arn", agentCoreCondition}}) {
+		t.Errorf("%s invoke permissions %v, want only the AgentCore Gateway role's", agentCoreInterceptor, g)
+	}
+	delete(got, agentCoreInterceptor)
 	for fn, g := range got {
 		t.Errorf("permission on %s (%v), which is not a tool function", fn, g)
 	}

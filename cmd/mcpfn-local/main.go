@@ -6,8 +6,12 @@
 // everything is up it prints
 //
 //	READY mcp=http://127.0.0.1:8080/mcp token=<jwt>
+//	AGENTCORE mcp=http://127.0.0.1:8082/mcp
 //
-// Addresses come from MCPFN_LOCAL_MCP_ADDR, MCPFN_LOCAL_INVOKE_ADDR,
+// the second line being the AgentCore Gateway stand-in (interceptor and
+// Lambda targets as template.yaml declares them).
+//
+// Addresses come from MCPFN_LOCAL_MCP_ADDR, MCPFN_LOCAL_AGENTCORE_ADDR, MCPFN_LOCAL_INVOKE_ADDR,
 // MCPFN_LOCAL_DYNAMODB_ADDR, MCPFN_LOCAL_XRAY_ADDR, MCPFN_LOCAL_SECRETS_ADDR,
 // MCPFN_LOCAL_ISSUER_ADDR,
 // MCPFN_LOCAL_DIR and MCPFN_DYNAMODB_ENDPOINT.
@@ -99,13 +103,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 func serve(cfg localtest.Config, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg.Stdout = stderr // progress on stderr, so stdout carries only READY
+	cfg.Stdout = stderr // progress on stderr, so stdout carries only READY (and AGENTCORE)
 	st, err := localtest.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpfn-local:", err)
 		return 1
 	}
 	fmt.Fprintln(stdout, st.ReadyLine())
+	if u := st.AgentCoreURL(); u != "" {
+		// Beside READY, its format unchanged: the AgentCore Gateway
+		// stand-in (same token, tools named <target>___<tool>).
+		fmt.Fprintln(stdout, "AGENTCORE mcp="+u)
+	}
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "mcpfn-local: stopping")
 	if err := st.Close(); err != nil {

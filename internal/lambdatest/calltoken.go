@@ -54,3 +54,15 @@ func Token(fn, tool, callID string, caller *calltoken.Identity, args []byte) str
 	}
 	return tok
 }
+
+// InterceptorToken signs one call of tool to function fn as the AgentCore
+// request interceptor would, valid until expires.
+func InterceptorToken(fn, tool, callID string, caller *calltoken.Identity, args []byte, expires time.Time) string {
+	s := calltoken.NewSigner(calltoken.SignerInterceptor)
+	s.Add(tool, fn, Keyring(calltoken.FunctionName(fn)), nil)
+	tok, err := s.Sign(calltoken.Call{Tool: tool, CallID: callID, Caller: caller, Args: args, Expires: expires})
+	if err != nil {
+		panic(err)
+	}
+	return tok
+}

@@ -35,6 +35,10 @@ type Template struct {
 	Parameters map[string]map[string]any
 	Globals    map[string]any
 	Outputs    map[string]any
+	// Conditions maps a condition's name to its definition (long form).
+	Conditions map[string]any
+	// Rules maps a rule's name to its RuleCondition and Assertions.
+	Rules map[string]any
 
 	resources map[string]Resource
 }
@@ -109,6 +113,8 @@ func Parse(data []byte) (*Template, error) {
 	}
 	t.Globals, _ = top["Globals"].(map[string]any)
 	t.Outputs, _ = top["Outputs"].(map[string]any)
+	t.Conditions, _ = top["Conditions"].(map[string]any)
+	t.Rules, _ = top["Rules"].(map[string]any)
 	if params, ok := top["Parameters"].(map[string]any); ok {
 		for name, p := range params {
 			decl, ok := p.(map[string]any)

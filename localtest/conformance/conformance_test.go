@@ -136,6 +136,7 @@ func startStack(t *testing.T) *localtest.Stack {
 			DynamoDBAddr:   "127.0.0.1:0",
 			XRayAddr:       "127.0.0.1:0",
 			IssuerAddr:     "127.0.0.1:0",
+			AgentCoreAddr:  "127.0.0.1:0",
 			PoolSize:       1,
 			ExtraFunctions: fixtureFunctions(),
 			ExtraTools:     conformance.Catalog(),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/agentcore"
 	"github.com/mcpfn/mcpfn/handlers"
 )
 
@@ -16,13 +17,13 @@ func TestWritesEveryCatalogTool(t *testing.T) {
 	if err := run(dir); err != nil {
 		t.Fatal(err)
 	}
-	read := func(name string) []toolDefinition {
+	read := func(name string) []agentcore.ToolDefinition {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var defs []toolDefinition
+		var defs []agentcore.ToolDefinition
 		if err := json.Unmarshal(b, &defs); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,288 @@
+package agentcore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/gateway"
+)
+
+// TargetSeparator joins an AgentCore target's name and a tool's name in
+// params.name ("<target>___<tool>").
+const TargetSeparator = "___"
+
+// RPCUnauthorized is the JSON-RPC error code of a short-circuited request
+// whose bearer token does not verify (HTTP 401); JSON-RPC leaves -32000 to
+// -32099 to the implementation.
+const RPCUnauthorized = -32001
+
+// DefaultTokenTTL is how long a call token stays valid: the gateway invokes
+// the target right after the interceptor answers, and the function verifies
+// the token first thing, cold start included.
+const DefaultTokenTTL = time.Minute
+
+// keyReloadInterval is how often the interceptor reads its keys again (on
+// the first invocation after it), so a rotation's new key signs within it.
+const keyReloadInterval = 10 * time.Minute
+
+// JWTVerifier verifies a bearer token; *gateway.JWTVerifier is the one used.
+type JWTVerifier interface {
+	Verify(ctx context.Context, token string) (*adapter.Identity, error)
+}
+
+// Config configures an [Interceptor].
+type Config struct {
+	// Tools is the catalog: the scopes each tool requires.
+	Tools []*adapter.Tool
+	// Signer holds every tool's function key (calltoken.LoadSigner with
+	// calltoken.SignerInterceptor).
+	Signer *calltoken.Signer
+	// JWT verifies the caller's bearer token.
+	JWT JWTVerifier
+	// TokenTTL is how long a signed call token is valid (DefaultTokenTTL).
+	TokenTTL time.Duration
+	// Logger records each decision (never a token). Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (tests). Default time.Now.
+	Now func() time.Time
+}
+
+// Interceptor is the REQUEST interceptor. Its Handle method is the Lambda
+// handler.
+type Interceptor struct {
+	cfg   Config
+	tools map[string]*adapter.Tool
+
+	mu         sync.Mutex
+	lastReload time.Time
+}
+
+// New checks cfg: every catalog tool needs a key to sign for.
+func New(cfg Config) (*Interceptor, error) {
+	if cfg.Signer == nil || cfg.JWT == nil || len(cfg.Tools) == 0 {
+		return nil, errors.New("agentcore: an interceptor needs the catalog, a signer and a JWT verifier")
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	keyed := map[string]bool{}
+	for _, t := range cfg.Signer.Tools() {
+		keyed[t] = true
+	}
+	i := &Interceptor{cfg: cfg, tools: map[string]*adapter.Tool{}, lastReload: cfg.Now()}
+	var missing []string
+	for _, t := range cfg.Tools {
+		i.tools[t.Name()] = t
+		if !keyed[t.Name()] {
+			missing = append(missing, t.Name())
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("agentcore: no function key for tool(s) %s (%s, %s)", strings.Join(missing, ", "),
+			gateway.EnvToolFunctions, calltoken.EnvKeySecrets)
+	}
+	return i, nil
+}
+
+// Handle answers one interceptor event. It returns an error (a Lambda
+// function error, which fails the request) only for an event it cannot
+// read: failing closed, never forwarding what it did not check.
+func (i *Interceptor) Handle(ctx context.Context, in Input) (*Output, error) {
+	if in.InterceptorInputVersion != InputVersion {
+		return nil, fmt.Errorf("agentcore: interceptorInputVersion %q is not %q", in.InterceptorInputVersion, InputVersion)
+	}
+	body := in.MCP.GatewayRequest.Body
+	if len(body) == 0 && in.MCP.RawGatewayRequest != nil {
+		body = json.RawMessage(in.MCP.RawGatewayRequest.Body)
+	}
+	// A body handed over as a JSON string holds the JSON-RPC text.
+	var s string
+	if json.Unmarshal(body, &s) == nil {
+		body = json.RawMessage(s)
+	}
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil || msg == nil {
+		// Not one JSON-RPC object (a batch, or garbage): nothing in it
+		// was checked, so nothing of it goes on.
+		return respond(http.StatusBadRequest, rpcError(nil, adapter.RPCInvalidRequest,
+			"the mcpfn interceptor accepts one JSON-RPC request object per HTTP request")), nil
+	}
+	var method string
+	_ = json.Unmarshal(msg["method"], &method)
+	if method != "tools/call" {
+		return forward(body), nil
+	}
+	return i.toolsCall(ctx, in.MCP.GatewayRequest.Headers, msg), nil
+}
+
+// toolsCall checks the caller and signs the call, or refuses it.
+func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, msg map[string]json.RawMessage) *Output {
+	id := msg["id"]
+	log := i.cfg.Logger.With("method", "tools/call")
+
+	token := bearer(headers)
+	if token == "" {
+		log.WarnContext(ctx, "mcpfn interceptor: refused", "reason", "no_bearer_token")
+		return unauthorized(id, "no bearer token reached the interceptor (the gateway's interceptor configuration needs PassRequestHeaders: true)")
+	}
+	caller, err := i.cfg.JWT.Verify(ctx, token)
+	if err != nil {
+		log.WarnContext(ctx, "mcpfn interceptor: refused", "reason", "invalid_bearer_token", "error", err.Error())
+		return unauthorized(id, "the bearer token does not verify")
+	}
+	caller.UserAgent = header(headers, "User-Agent")
+
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(msg["params"], &params); err != nil || params == nil {
+		return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, "tools/call needs params with a tool name"))
+	}
+	var name string
+	_ = json.Unmarshal(params["name"], &name)
+	toolName := name
+	if _, after, ok := strings.Cut(name, TargetSeparator); ok {
+		toolName = after
+	}
+	tool := i.tools[toolName]
+	if tool == nil {
+		return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, fmt.Sprintf("unknown tool %q", name)))
+	}
+	log = log.With("tool", toolName, "subject", caller.Subject)
+
+	args := map[string]json.RawMessage{}
+	if raw := params["arguments"]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, "tools/call arguments must be an object"))
+		}
+	}
+	// Only the interceptor speaks under the reserved key.
+	delete(args, adapter.ReservedArgument)
+
+	if denied := gateway.AuthorizeTool(tool, caller); denied != nil {
+		log.InfoContext(ctx, "mcpfn interceptor: refused", "reason", string(denied.Code))
+		return respond(http.StatusOK, rpcResult(id, adapter.ErrorResult(denied)))
+	}
+
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, "tools/call arguments cannot be re-encoded"))
+	}
+	i.maybeReload(ctx)
+	callID := newCallID()
+	tok, err := i.cfg.Signer.Sign(calltoken.Call{
+		Tool: toolName, CallID: callID, Caller: caller, Args: argsJSON, Expires: i.cfg.Now().Add(i.cfg.TokenTTL),
+	})
+	if err != nil {
+		log.ErrorContext(ctx, "mcpfn interceptor: cannot sign", "error", err.Error())
+		return respond(http.StatusOK, rpcError(id, adapter.RPCInternalError, "the interceptor cannot sign calls to this tool"))
+	}
+	reserved, _ := json.Marshal(map[string]string{"callToken": tok})
+	args[adapter.ReservedArgument] = reserved
+	params["arguments"], _ = json.Marshal(args)
+	msg["params"], _ = json.Marshal(params)
+	body, _ := json.Marshal(msg)
+	log.InfoContext(ctx, "mcpfn interceptor: signed", "call_id", callID)
+	return forward(body)
+}
+
+// maybeReload reads the keys again once keyReloadInterval has passed; a
+// failure keeps the current keys signing.
+func (i *Interceptor) maybeReload(ctx context.Context) {
+	i.mu.Lock()
+	due := i.cfg.Now().Sub(i.lastReload) >= keyReloadInterval
+	if due {
+		i.lastReload = i.cfg.Now()
+	}
+	i.mu.Unlock()
+	if !due {
+		return
+	}
+	if err := i.cfg.Signer.Reload(ctx); err != nil {
+		i.cfg.Logger.WarnContext(ctx, "mcpfn interceptor: reloading call-token keys failed; the current ones keep signing", "error", err.Error())
+	}
+}
+
+// header reads a header case-insensitively: AgentCore passes them
+// lower-cased, other senders may not.
+func header(h map[string]string, name string) string {
+	if v, ok := h[strings.ToLower(name)]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func bearer(h map[string]string) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(header(h, "Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+func newCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func forward(body json.RawMessage) *Output {
+	return &Output{InterceptorOutputVersion: OutputVersion, MCP: OutputMCP{
+		TransformedGatewayRequest: &TransformedRequest{Body: body},
+	}}
+}
+
+func respond(status int, body json.RawMessage) *Output {
+	return &Output{InterceptorOutputVersion: OutputVersion, MCP: OutputMCP{
+		TransformedGatewayResponse: &TransformedResponse{StatusCode: status, Body: body},
+	}}
+}
+
+func unauthorized(id json.RawMessage, msg string) *Output {
+	o := respond(http.StatusUnauthorized, rpcError(id, RPCUnauthorized, "unauthorized: "+msg))
+	o.MCP.TransformedGatewayResponse.Headers = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}
+	return o
+}
+
+func rpcID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return json.RawMessage("null")
+	}
+	return id
+}
+
+func rpcError(id json.RawMessage, code int, msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID(id), "error": map[string]any{"code": code, "message": msg}})
+	return b
+}
+
+func rpcResult(id json.RawMessage, result json.RawMessage) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID(id), "result": result})
+	return b
+}
+
+// TargetName is the AgentCore Gateway target name of a tool's function in
+// template.yaml: the tool name with "-" for "_" (target names allow no
+// underscore). params.name and Cedar action ids are
+// TargetName(tool) + TargetSeparator + tool.
+func TargetName(tool string) string { return strings.ReplaceAll(tool, "_", "-") }

@@ -1,0 +1,334 @@
+package agentcore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpfn/mcpfn/agentcore"
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
+)
+
+const audience = "mcpfn-agentcore-test"
+
+// issuer is an OpenID provider's JWKS endpoint and its signing key.
+type issuer struct {
+	url string
+	key *rsa.PrivateKey
+}
+
+func newIssuer(t *testing.T) *issuer {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]string{
+			"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig",
+			"n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()),
+			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes()),
+		}}})
+	}))
+	t.Cleanup(srv.Close)
+	return &issuer{url: srv.URL, key: key}
+}
+
+func (iss *issuer) token(t *testing.T, key *rsa.PrivateKey, edit func(jwt.MapClaims)) string {
+	t.Helper()
+	now := time.Now()
+	c := jwt.MapClaims{"iss": iss.url, "aud": audience, "sub": "alice", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		"client_id": "agent-app", "tenant": "acme", "scope": "broadcasts:write"}
+	if edit != nil {
+		edit(c)
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+	tok.Header["kid"] = "k1"
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// function is the Lambda function of each demo tool in these tests.
+func function(tool string) string { return "fn-" + strings.ReplaceAll(tool, "_", "-") }
+
+type env struct {
+	iss     *issuer
+	handler lambda.Handler
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	iss := newIssuer(t)
+	jv, err := gateway.NewJWTVerifier(context.Background(), gateway.JWTConfig{Issuer: iss.url, Audience: audience, JWKSURL: iss.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := calltoken.NewSigner(calltoken.SignerInterceptor)
+	for _, tool := range handlers.Catalog() {
+		signer.Add(tool.Name(), function(tool.Name()), lambdatest.Keyring(function(tool.Name())), nil)
+	}
+	i, err := agentcore.New(agentcore.Config{Tools: handlers.Catalog(), Signer: signer, JWT: jv,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{iss: iss, handler: lambda.NewHandler(i.Handle)}
+}
+
+// intercept invokes the interceptor through its Lambda entry point with an
+// event shaped as AgentCore sends it (headers passed, lower-cased).
+func (e *env) intercept(t *testing.T, authorization, body string) (*agentcore.Output, error) {
+	t.Helper()
+	headers := map[string]string{"content-type": "application/json", "user-agent": "agent/1.0", "mcp-session-id": "s-1"}
+	if authorization != "" {
+		headers["authorization"] = authorization
+	}
+	in := map[string]any{
+		"interceptorInputVersion": "1.0",
+		"mcp": map[string]any{
+			"rawGatewayRequest": map[string]any{"body": body},
+			"gatewayRequest":    map[string]any{"path": "/mcp", "httpMethod": "POST", "headers": headers, "body": json.RawMessage(body)},
+		},
+	}
+	payload, _ := json.Marshal(in)
+	ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "int-1", Timeout: 10 * time.Second})
+	defer cancel()
+	raw, err := e.handler.Invoke(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	var out agentcore.Output
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("output %s: %v", raw, err)
+	}
+	if out.InterceptorOutputVersion != "1.0" {
+		t.Fatalf("interceptorOutputVersion = %q", out.InterceptorOutputVersion)
+	}
+	return &out, nil
+}
+
+const deleteCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"broadcasts___broadcast_delete","arguments":{"id":"B1","_mcpfn":{"callToken":"client-made"}},"_meta":{"progressToken":"p"}}}`
+
+// A caller with the tool's scopes gets a call token in the arguments, for
+// its function, its tool, its arguments (without _mcpfn) and its verified
+// identity; a client-sent _mcpfn is replaced.
+func TestToolsCallIsSigned(t *testing.T) {
+	e := newEnv(t)
+	out, err := e.intercept(t, "Bearer "+e.iss.token(t, e.iss.key, nil), deleteCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.MCP.TransformedGatewayResponse != nil || out.MCP.TransformedGatewayRequest == nil {
+		t.Fatalf("output = %+v", out.MCP)
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string                     `json:"name"`
+			Arguments map[string]json.RawMessage `json:"arguments"`
+			Meta      map[string]any             `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(out.MCP.TransformedGatewayRequest.Body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if string(msg.ID) != "7" || msg.Method != "tools/call" || msg.Params.Name != "broadcasts___broadcast_delete" || msg.Params.Meta["progressToken"] != "p" {
+		t.Fatalf("request changed beyond the arguments: %s", out.MCP.TransformedGatewayRequest.Body)
+	}
+	var reserved struct {
+		CallToken string `json:"callToken"`
+	}
+	if err := json.Unmarshal(msg.Params.Arguments["_mcpfn"], &reserved); err != nil || reserved.CallToken == "" || reserved.CallToken == "client-made" {
+		t.Fatalf("_mcpfn = %s", msg.Params.Arguments["_mcpfn"])
+	}
+	delete(msg.Params.Arguments, "_mcpfn")
+	args, _ := json.Marshal(msg.Params.Arguments)
+	if string(args) != `{"id":"B1"}` {
+		t.Fatalf("arguments = %s", args)
+	}
+	claims, err := lambdatest.Verifier(function("broadcast_delete")).Verify(context.Background(), reserved.CallToken,
+		calltoken.Expect{Tool: "broadcast_delete", Args: args})
+	if err != nil {
+		t.Fatalf("the function would refuse the token: %v", err)
+	}
+	c := claims.Caller
+	if claims.Issuer != calltoken.SignerInterceptor || claims.CallID == "" || c.Subject != "alice" || c.Issuer != e.iss.url ||
+		c.AuthMethod != "jwt" || c.ClientID != "agent-app" || c.Tenant != "acme" || !c.HasScope("broadcasts:write") || c.UserAgent != "agent/1.0" {
+		t.Fatalf("claims = %+v caller = %+v", claims, c)
+	}
+	if exp := time.Until(claims.ExpiresAt.Time); exp <= 0 || exp > agentcore.DefaultTokenTTL {
+		t.Fatalf("token valid for %s", exp)
+	}
+	// Each call its own id.
+	again, _ := e.intercept(t, "Bearer "+e.iss.token(t, e.iss.key, nil), deleteCall)
+	if strings.Contains(string(again.MCP.TransformedGatewayRequest.Body), claims.CallID) {
+		t.Fatal("two calls signed with one call id")
+	}
+}
+
+// A caller without the tool's scopes is answered by the interceptor: an
+// isError FORBIDDEN result in the adapter's error body, no request forwarded.
+func TestCallerWithoutScopesIsRefused(t *testing.T) {
+	e := newEnv(t)
+	tok := e.iss.token(t, e.iss.key, func(c jwt.MapClaims) { c["scope"] = "broadcasts:read" })
+	out, err := e.intercept(t, "Bearer "+tok, deleteCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.MCP.TransformedGatewayResponse
+	if out.MCP.TransformedGatewayRequest != nil || r == nil || r.StatusCode != 200 {
+		t.Fatalf("output = %+v", out.MCP)
+	}
+	var resp struct {
+		ID     json.RawMessage `json:"id"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Type, Text string
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(r.Body, &resp); err != nil || string(resp.ID) != "7" || !resp.Result.IsError || len(resp.Result.Content) != 1 {
+		t.Fatalf("response body = %s", r.Body)
+	}
+	var body struct {
+		Error   string          `json:"error"`
+		Details json.RawMessage `json:"details"`
+	}
+	if err := json.Unmarshal([]byte(resp.Result.Content[0].Text), &body); err != nil || body.Error != "FORBIDDEN" || !strings.Contains(string(body.Details), "broadcasts:write") {
+		t.Fatalf("error body = %s", resp.Result.Content[0].Text)
+	}
+}
+
+// A bearer token that does not verify short-circuits with 401 and a
+// JSON-RPC error; nothing is forwarded.
+func TestUnverifiedBearerIsUnauthorized(t *testing.T) {
+	e := newEnv(t)
+	stranger, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, authz := range map[string]string{
+		"none":           "",
+		"not bearer":     "Basic YWxpY2U6cHc=",
+		"junk":           "Bearer junk",
+		"expired":        "Bearer " + e.iss.token(t, e.iss.key, func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() }),
+		"other audience": "Bearer " + e.iss.token(t, e.iss.key, func(c jwt.MapClaims) { c["aud"] = "someone-else" }),
+		"other issuer":   "Bearer " + e.iss.token(t, e.iss.key, func(c jwt.MapClaims) { c["iss"] = "https://evil.example" }),
+		"stranger's key": "Bearer " + e.iss.token(t, stranger, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := e.intercept(t, authz, deleteCall)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.MCP.TransformedGatewayResponse
+			if out.MCP.TransformedGatewayRequest != nil || r == nil || r.StatusCode != 401 {
+				t.Fatalf("output = %+v", out.MCP)
+			}
+			var resp struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(r.Body, &resp); err != nil || string(resp.ID) != "7" || resp.Error.Code != agentcore.RPCUnauthorized ||
+				!strings.HasPrefix(resp.Error.Message, "unauthorized") {
+				t.Fatalf("body = %s", r.Body)
+			}
+		})
+	}
+}
+
+// Every other method is forwarded as it came.
+func TestOtherMethodsPassThrough(t *testing.T) {
+	e := newEnv(t)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		out, err := e.intercept(t, "", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.MCP.TransformedGatewayResponse != nil || out.MCP.TransformedGatewayRequest == nil ||
+			string(out.MCP.TransformedGatewayRequest.Body) != body {
+			t.Fatalf("%s → %+v", body, out.MCP)
+		}
+	}
+}
+
+// What the interceptor cannot check does not go on.
+func TestUncheckableRequestsAreRefused(t *testing.T) {
+	e := newEnv(t)
+	bearer := "Bearer " + e.iss.token(t, e.iss.key, nil)
+	for name, tc := range map[string]struct {
+		body   string
+		status int
+		code   int
+	}{
+		"batch":             {`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":{"id":"B1"}}}]`, 400, -32600},
+		"unknown tool":      {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___nope","arguments":{}}}`, 200, -32602},
+		"array arguments":   {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":["B1"]}}`, 200, -32602},
+		"params not an obj": {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`, 200, -32602},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := e.intercept(t, bearer, tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.MCP.TransformedGatewayResponse
+			if out.MCP.TransformedGatewayRequest != nil || r == nil || r.StatusCode != tc.status {
+				t.Fatalf("output = %+v", out.MCP)
+			}
+			var resp struct {
+				Error struct{ Code int } `json:"error"`
+			}
+			if json.Unmarshal(r.Body, &resp) != nil || resp.Error.Code != tc.code {
+				t.Fatalf("body = %s", r.Body)
+			}
+		})
+	}
+	// An event of another version fails the invocation.
+	payload := []byte(`{"interceptorInputVersion":"2.0","mcp":{"gatewayRequest":{"body":{}}}}`)
+	if _, err := e.handler.Invoke(context.Background(), payload); err == nil {
+		t.Fatal("an unknown input version was answered")
+	}
+}
+
+// A catalog tool without a key stops the cold start.
+func TestEveryToolNeedsAKey(t *testing.T) {
+	_, err := agentcore.New(agentcore.Config{Tools: handlers.Catalog(), Signer: calltoken.NewSigner(calltoken.SignerInterceptor),
+		JWT: verifierFunc(func(context.Context, string) (*calltoken.Identity, error) { return nil, nil })})
+	if err == nil || !strings.Contains(err.Error(), "broadcast_delete") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type verifierFunc func(context.Context, string) (*calltoken.Identity, error)
+
+func (f verifierFunc) Verify(ctx context.Context, tok string) (*calltoken.Identity, error) {
+	return f(ctx, tok)
+}
