@@ -39,21 +39,23 @@ const (
 
 // Environment variable names read by [ConfigFromEnv]. template.yaml sets them.
 const (
-	EnvToolFunctions  = "MCPFN_TOOL_FUNCTIONS"  // "tool=function,tool2=arn:aws:lambda:…"
-	EnvAuthMode       = "MCPFN_AUTH_MODE"       // iam | jwt | none
-	EnvJWTIssuer      = "MCPFN_JWT_ISSUER"      // exact "iss"
-	EnvJWTAudience    = "MCPFN_JWT_AUDIENCE"    // one of "aud"
-	EnvJWTJWKSURL     = "MCPFN_JWT_JWKS_URL"    // default issuer + "/.well-known/jwks.json"
-	EnvIAMScopes      = "MCPFN_IAM_SCOPES"      // scopes granted to every IAM principal (space or comma separated)
-	EnvAllowedHosts   = "MCPFN_ALLOWED_HOSTS"   // comma separated Host values
-	EnvAllowedOrigins = "MCPFN_ALLOWED_ORIGINS" // comma separated browser origins
-	EnvResourceURL    = "MCPFN_RESOURCE_URL"    // public URL of the MCP endpoint (RFC 9728 "resource")
-	EnvInvokeTimeout  = "MCPFN_INVOKE_TIMEOUT"  // Go duration, default 30s
-	EnvMaxBodyBytes   = "MCPFN_MAX_BODY_BYTES"  // default 1 MiB
-	EnvInvokeAttempts = "MCPFN_INVOKE_ATTEMPTS" // SDK attempts per Invoke, default 2
-	EnvMaxBatch       = "MCPFN_MAX_BATCH"       // largest 2025-03-26 batch accepted, default 64
-	EnvMCPPath        = "MCPFN_MCP_PATH"        // default "/mcp"
-	EnvListenAddr     = "MCPFN_LISTEN_ADDR"     // local server address, default 127.0.0.1:8080
+	EnvToolFunctions     = "MCPFN_TOOL_FUNCTIONS"      // "tool=function,tool2=arn:aws:lambda:…"
+	EnvAuthMode          = "MCPFN_AUTH_MODE"           // iam | jwt | none
+	EnvJWTIssuer         = "MCPFN_JWT_ISSUER"          // exact "iss"
+	EnvJWTAudience       = "MCPFN_JWT_AUDIENCE"        // one of "aud"
+	EnvJWTJWKSURL        = "MCPFN_JWT_JWKS_URL"        // default issuer + "/.well-known/jwks.json"
+	EnvIAMScopes         = "MCPFN_IAM_SCOPES"          // scopes granted to every IAM principal (space or comma separated)
+	EnvAllowedHosts      = "MCPFN_ALLOWED_HOSTS"       // comma separated Host values
+	EnvAllowedOrigins    = "MCPFN_ALLOWED_ORIGINS"     // comma separated browser origins
+	EnvResourceURL       = "MCPFN_RESOURCE_URL"        // public URL of the MCP endpoint (RFC 9728 "resource")
+	EnvInvokeTimeout     = "MCPFN_INVOKE_TIMEOUT"      // Go duration, default 30s
+	EnvMaxBodyBytes      = "MCPFN_MAX_BODY_BYTES"      // default 1 MiB
+	EnvInvokeAttempts    = "MCPFN_INVOKE_ATTEMPTS"     // SDK attempts per Invoke, default 2
+	EnvMaxBatch          = "MCPFN_MAX_BATCH"           // largest 2025-03-26 batch accepted, default 64
+	EnvMaxInvokes        = "MCPFN_MAX_INVOKES"         // Invokes in flight per process, default 128
+	EnvMaxRequestInvokes = "MCPFN_MAX_REQUEST_INVOKES" // Invokes in flight per HTTP request (batch), default 32
+	EnvMCPPath           = "MCPFN_MCP_PATH"            // default "/mcp"
+	EnvListenAddr        = "MCPFN_LISTEN_ADDR"         // local server address, default 127.0.0.1:8080
 )
 
 const (
@@ -64,6 +66,8 @@ const (
 	defaultTimeout     = 30 * time.Second
 	defaultAttempts    = 2
 	defaultMaxBatch    = 64
+	defaultMaxInvokes  = 128
+	defaultMaxReqInv   = 32
 	defaultDeadlineRes = 250 * time.Millisecond
 )
 
@@ -133,6 +137,13 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxBatch bounds the number of messages in one JSON-RPC batch. Default 64.
 	MaxBatch int
+	// MaxInvokes bounds the Invokes in flight in this process, and
+	// MaxInvokesPerRequest those of one HTTP request (a batch). A call over
+	// either limit waits for a slot until its own deadline (the one its
+	// Invoke would have had), then fails with RATE_LIMITED without reaching
+	// Lambda. Defaults 128 and 32.
+	MaxInvokes           int
+	MaxInvokesPerRequest int
 
 	// Lambda invokes the functions. Nil: a *lambda.Client from the default
 	// AWS configuration (AWS_ENDPOINT_URL_LAMBDA is honoured by the SDK).
@@ -194,11 +205,14 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 			*dst = n
 		}
 	}
-	var attempts, maxBatch int64
+	var attempts, maxBatch, maxInvokes, maxReqInvokes int64
 	intVar(EnvMaxBodyBytes, &cfg.MaxBodyBytes)
 	intVar(EnvInvokeAttempts, &attempts)
 	intVar(EnvMaxBatch, &maxBatch)
+	intVar(EnvMaxInvokes, &maxInvokes)
+	intVar(EnvMaxRequestInvokes, &maxReqInvokes)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
+	cfg.MaxInvokes, cfg.MaxInvokesPerRequest = int(maxInvokes), int(maxReqInvokes)
 	if addr := strings.TrimSpace(getenv(audit.EnvXRayDaemon)); addr != "" {
 		em, err := audit.NewXRayEmitter(addr)
 		if err != nil {
@@ -311,6 +325,15 @@ func (c *Config) check() error {
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = defaultMaxBatch
+	}
+	if c.MaxInvokes == 0 {
+		c.MaxInvokes = defaultMaxInvokes
+	}
+	if c.MaxInvokesPerRequest == 0 {
+		c.MaxInvokesPerRequest = defaultMaxReqInv
+	}
+	if c.MaxBatch < 0 || c.MaxInvokes < 0 || c.MaxInvokesPerRequest < 0 {
+		errs = append(errs, errors.New("gateway: MaxBatch, MaxInvokes and MaxInvokesPerRequest must be positive"))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

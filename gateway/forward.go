@@ -120,6 +120,13 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	}
 	ictx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	release, err := acquire(ictx, ri.invokes, f.g.invokes)
+	if err != nil {
+		f.throttle = true
+		return f.failure(adapter.CodeRateLimited, "the gateway is at its limit of calls in flight; retry after a short wait", false,
+			fmt.Errorf("no invoke slot before the call's deadline (%w)", err)), nil
+	}
+	defer release()
 
 	out, err := f.g.invoker.Invoke(ictx, &lambda.InvokeInput{
 		FunctionName:   &f.function,
