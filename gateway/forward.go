@@ -134,7 +134,7 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 		InvocationType: types.InvocationTypeRequestResponse,
 		// ClientContext stays unset: the envelope carries everything, and
 		// client context is capped at 3,583 bytes and dropped by sam local.
-	}, lambda.WithAPIOptions(traceOptions(traceHeader)...))
+	}, lambda.WithAPIOptions(traceOptions(traceHeader)...), f.g.resendPolicy(f.unsafeRetry))
 	if err != nil {
 		return f.invokeError(ictx, err), nil
 	}
@@ -196,8 +196,9 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 		// Lambda refused before running anything: always safe to retry.
 		return f.failure(adapter.CodeRateLimited, "the tool is busy (its function is throttled); retry after a short wait", false, err)
 	case status >= 500:
+		// Lambda had the request: the function may have run.
 		f.fault = true
-		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", false, err)
+		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", true, err)
 	case status == http.StatusConflict:
 		// ResourceConflictException: the function is being updated.
 		f.fault = true

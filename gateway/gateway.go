@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,7 +36,10 @@ type Gateway struct {
 	origins *http.CrossOriginProtection
 	allowed map[string]bool // AllowedOrigins, for CORS response headers
 	invokes slots           // MaxInvokes: Invokes in flight in the process
-	stop    context.CancelFunc
+	// unsentRetryer retries a destructive tool's Invoke only when the
+	// function cannot have run (decision 0015).
+	unsentRetryer aws.Retryer
+	stop          context.CancelFunc
 }
 
 // requestInfo is what the HTTP front learned about one JSON-RPC message that
@@ -64,15 +66,11 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, stop: stop, invokes: newSlots(cfg.MaxInvokes)}
+	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, stop: stop, invokes: newSlots(cfg.MaxInvokes),
+		unsentRetryer: invokeRetryer(cfg.InvokeAttempts, true)}
 	if g.invoker == nil {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = cfg.InvokeAttempts
-				// The caller is waiting: retry a throttle or a 5xx soon
-				// or not at all.
-				o.MaxBackoff = 400 * time.Millisecond
-			})
+			return invokeRetryer(cfg.InvokeAttempts, false)
 		}))
 		if err != nil {
 			stop()
