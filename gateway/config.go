@@ -153,6 +153,13 @@ type Config struct {
 	// X-Ray daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
 	// tracing active).
 	Spans audit.SpanEmitter
+	// Recorder writes the audit row of a call the function never saw (or
+	// may not have seen): refused by the gateway, throttled, not found, or
+	// an Invoke that failed. A call the function answered has its own row
+	// and gets none from the gateway. Nil: no gateway rows. ConfigFrom sets
+	// an *audit.Auditor when MCPFN_AUDIT_TABLE is set, as adapter.Start
+	// does for a function.
+	Recorder adapter.Recorder
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -213,6 +220,14 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 	intVar(EnvMaxRequestInvokes, &maxReqInvokes)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
 	cfg.MaxInvokes, cfg.MaxInvokesPerRequest = int(maxInvokes), int(maxReqInvokes)
+	if getenv(audit.EnvTable) != "" {
+		a, err := audit.NewFrom(context.Background(), getenv)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			cfg.Recorder = a
+		}
+	}
 	if addr := strings.TrimSpace(getenv(audit.EnvXRayDaemon)); addr != "" {
 		em, err := audit.NewXRayEmitter(addr)
 		if err != nil {

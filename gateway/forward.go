@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -81,6 +82,9 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID))
 		}
+		if f.delivery != answered && g.cfg.Recorder != nil {
+			g.recordUnseen(ctx, ri, &env, f, spanID, t.Destructive())
+		}
 		if rpcErr != nil {
 			return nil, rpcErr
 		}
@@ -100,6 +104,11 @@ type forward struct {
 	requestID              string
 	throttle, error, fault bool
 	code                   adapter.Code
+	// delivery says whether the function saw the call, which decides the
+	// gateway's audit row; public and cause are what failure reported.
+	delivery delivery
+	public   *adapter.Error
+	cause    error
 }
 
 // invoke calls the function and maps every outcome. It returns exactly one
@@ -116,13 +125,14 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 		}
 	}
 	if !deadline.After(f.start) {
-		return f.failure(adapter.CodeTimeout, "the gateway had no time left to call the tool", true, errors.New("no time left before the gateway's deadline")), nil
+		f.delivery = notSent
+		return f.failure(adapter.CodeTimeout, "the gateway had no time left to call the tool", false, errors.New("no time left before the gateway's deadline")), nil
 	}
 	ictx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	release, err := acquire(ictx, ri.invokes, f.g.invokes)
 	if err != nil {
-		f.throttle = true
+		f.throttle, f.delivery = true, notSent
 		return f.failure(adapter.CodeRateLimited, "the gateway is at its limit of calls in flight; retry after a short wait", false,
 			fmt.Errorf("no invoke slot before the call's deadline (%w)", err)), nil
 	}
@@ -140,6 +150,7 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	}
 	f.requestID, _ = awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
 	if out.FunctionError != nil {
+		f.delivery = maybeRun
 		return f.functionError(*out.FunctionError, out.Payload), nil
 	}
 	// One pass: the envelope response with its result decoded as the MCP
@@ -177,6 +188,9 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 	if errors.As(err, &re) {
 		f.requestID = re.ServiceRequestID()
 	}
+	// Unless the error proves otherwise (below), the request may have
+	// reached the function.
+	f.delivery = maybeRun
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		f.fault = true
@@ -190,8 +204,14 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 	if re != nil {
 		status = re.HTTPStatusCode()
 	}
+	if status >= 400 && status < 500 {
+		// Lambda refused the request (throttled, not found, denied, too
+		// large): the function never saw it.
+		f.delivery = notSent
+	}
 	switch {
 	case errors.As(err, &tooMany) || status == http.StatusTooManyRequests:
+		f.delivery = notSent
 		f.throttle = true
 		// Lambda refused before running anything: always safe to retry.
 		return f.failure(adapter.CodeRateLimited, "the tool is busy (its function is throttled); retry after a short wait", false, err)
@@ -212,9 +232,13 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 		f.error = true
 		return f.failure(adapter.CodeInternal, "the gateway cannot reach this tool's function", false, err)
 	}
-	// No HTTP answer at all (connection refused or reset): the request may or
-	// may not have reached Lambda.
+	// No HTTP answer at all: a connection never made sent nothing; a reset
+	// may or may not have reached Lambda.
 	f.fault = true
+	if provenUnrun(err) == aws.TrueTernary {
+		f.delivery = notSent
+		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", false, err)
+	}
 	return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", true, err)
 }
 
@@ -255,6 +279,7 @@ func (f *forward) failure(code adapter.Code, msg string, ambiguous bool, cause e
 		e.Retryable = false
 		e.Hint = "this tool is destructive and the call may have taken effect: check before calling it again"
 	}
+	f.public, f.cause = e, cause
 	f.g.cfg.Logger.Warn("mcpfn gateway: forwarded call failed",
 		"tool", f.tool, "function", f.function, "callId", f.callID, "lambdaRequestId", f.requestID,
 		"code", string(code), "retryable", e.Retryable, "error", cause.Error())

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -213,6 +214,7 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 	// gave up (and cancel r.Context()).
 	payload, _ := io.ReadAll(r.Body)
 	if bad != nil {
+		r.Body = io.NopCloser(bytes.NewReader(payload))
 		bad(w, r)
 		return
 	}
