@@ -82,14 +82,18 @@ type MCPMeta struct {
 // IAM principal Lambda's Function URL authenticated). Nothing the client
 // reports about itself ever becomes an Identity.
 type Identity struct {
-	Subject    string   `json:"subject"`
-	AuthMethod string   `json:"authMethod"` // "jwt", "iam"
-	ClientID   string   `json:"clientId,omitempty"`
-	Issuer     string   `json:"issuer,omitempty"`
-	Scopes     []string `json:"scopes,omitempty"`
-	Tenant     string   `json:"tenant,omitempty"`
-	IP         string   `json:"ip,omitempty"`
-	UserAgent  string   `json:"userAgent,omitempty"`
+	Subject    string `json:"subject"`
+	AuthMethod string `json:"authMethod"` // "jwt", "iam"
+	ClientID   string `json:"clientId,omitempty"`
+	// RoleSession is the session name of an assumed IAM role: chosen by
+	// whoever assumed the role, so attribution, never identity (Subject is
+	// the role).
+	RoleSession string   `json:"roleSession,omitempty"`
+	Issuer      string   `json:"issuer,omitempty"`
+	Scopes      []string `json:"scopes,omitempty"`
+	Tenant      string   `json:"tenant,omitempty"`
+	IP          string   `json:"ip,omitempty"`
+	UserAgent   string   `json:"userAgent,omitempty"`
 }
 
 // HasScope reports whether the identity holds scope.

@@ -41,8 +41,11 @@ type Row struct {
 	CallerClientID   string `json:"callerClientId,omitempty" dynamodbav:"callerClientId,omitempty"`
 	CallerIP         string `json:"callerIp,omitempty" dynamodbav:"callerIp,omitempty"`
 	CallerUserAgent  string `json:"callerUserAgent,omitempty" dynamodbav:"callerUserAgent,omitempty"`
-	Tenant           string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
-	SessionID        string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
+	// CallerRoleSession is an assumed IAM role's session name: chosen by
+	// the caller, recorded beside the subject (the role), never as it.
+	CallerRoleSession string `json:"callerRoleSession,omitempty" dynamodbav:"callerRoleSession,omitempty"`
+	Tenant            string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
+	SessionID         string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
 
 	// Trace: span = the call's X-Ray subsegment id; parent = the trace
 	// header's Parent; trace = its Root. LinkedTraceparent is a W3C

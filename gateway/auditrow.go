@@ -57,6 +57,7 @@ func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *adapte
 	if id := env.Caller; id != nil {
 		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
 		row.CallerIP, row.CallerUserAgent, row.Tenant = id.IP, id.UserAgent, id.Tenant
+		row.CallerRoleSession = id.RoleSession
 	}
 	if t := ri.trace; t.Root != "" {
 		// The row's span sits where the function's would have: under the

@@ -41,7 +41,10 @@ func (noAuth) authenticate(_ http.ResponseWriter, r *http.Request, next func(*ht
 // or an API Gateway IAM authorizer verified. Only the event's request context
 // is trusted: it is written by AWS, whereas any header could be written by
 // the caller.
-type iamAuth struct{ scopes []string }
+type iamAuth struct {
+	scopes          []string
+	sessionSubjects bool // Config.IAMSessionSubjects
+}
 
 func (a iamAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(*http.Request, *adapter.Identity)) {
 	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
@@ -58,15 +61,45 @@ func (a iamAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(
 		http.Error(w, "unauthorized: the request context names no IAM principal", http.StatusUnauthorized)
 		return
 	}
+	// An assumed role's session name is whatever the assumer typed
+	// (sts:AssumeRole RoleSessionName): the role is who was authorised, the
+	// session name is recorded beside it. The user id "ROLEID:session"
+	// carries it too.
+	clientID := iam.UserID
+	role, session := splitAssumedRole(subject)
+	if session != "" && !a.sessionSubjects {
+		subject = role
+		clientID, _, _ = strings.Cut(clientID, ":")
+	}
 	next(r, withClient(&adapter.Identity{
-		Subject:    subject,
-		AuthMethod: "iam",
-		ClientID:   iam.UserID,
-		Issuer:     "aws:iam",
-		Scopes:     slices.Clone(a.scopes),
+		Subject:     subject,
+		AuthMethod:  "iam",
+		ClientID:    clientID,
+		RoleSession: session,
+		Issuer:      "aws:iam",
+		Scopes:      slices.Clone(a.scopes),
 		// The AWS account is the natural tenant boundary of an IAM caller.
 		Tenant: iam.AccountID,
 	}, r))
+}
+
+// splitAssumedRole splits "arn:PARTITION:sts::ACCOUNT:assumed-role/NAME/SESSION"
+// into the role part (without the session) and the session name. Any other
+// ARN (an IAM user, root, a federated user) is returned whole.
+func splitAssumedRole(arn string) (role, session string) {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sts" {
+		return arn, ""
+	}
+	rest, ok := strings.CutPrefix(parts[5], "assumed-role/")
+	if !ok {
+		return arn, ""
+	}
+	name, session, ok := strings.Cut(rest, "/")
+	if !ok || name == "" || session == "" {
+		return arn, ""
+	}
+	return strings.Join(parts[:5], ":") + ":assumed-role/" + name, session
 }
 
 // withClient adds the connection facts the audit row records. They describe

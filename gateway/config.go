@@ -39,23 +39,24 @@ const (
 
 // Environment variable names read by [ConfigFromEnv]. template.yaml sets them.
 const (
-	EnvToolFunctions     = "MCPFN_TOOL_FUNCTIONS"      // "tool=function,tool2=arn:aws:lambda:…"
-	EnvAuthMode          = "MCPFN_AUTH_MODE"           // iam | jwt | none
-	EnvJWTIssuer         = "MCPFN_JWT_ISSUER"          // exact "iss"
-	EnvJWTAudience       = "MCPFN_JWT_AUDIENCE"        // one of "aud"
-	EnvJWTJWKSURL        = "MCPFN_JWT_JWKS_URL"        // default issuer + "/.well-known/jwks.json"
-	EnvIAMScopes         = "MCPFN_IAM_SCOPES"          // scopes granted to every IAM principal (space or comma separated)
-	EnvAllowedHosts      = "MCPFN_ALLOWED_HOSTS"       // comma separated Host values
-	EnvAllowedOrigins    = "MCPFN_ALLOWED_ORIGINS"     // comma separated browser origins
-	EnvResourceURL       = "MCPFN_RESOURCE_URL"        // public URL of the MCP endpoint (RFC 9728 "resource")
-	EnvInvokeTimeout     = "MCPFN_INVOKE_TIMEOUT"      // Go duration, default 30s
-	EnvMaxBodyBytes      = "MCPFN_MAX_BODY_BYTES"      // default 1 MiB
-	EnvInvokeAttempts    = "MCPFN_INVOKE_ATTEMPTS"     // SDK attempts per Invoke, default 2
-	EnvMaxBatch          = "MCPFN_MAX_BATCH"           // largest 2025-03-26 batch accepted, default 64
-	EnvMaxInvokes        = "MCPFN_MAX_INVOKES"         // Invokes in flight per process, default 128
-	EnvMaxRequestInvokes = "MCPFN_MAX_REQUEST_INVOKES" // Invokes in flight per HTTP request (batch), default 32
-	EnvMCPPath           = "MCPFN_MCP_PATH"            // default "/mcp"
-	EnvListenAddr        = "MCPFN_LISTEN_ADDR"         // local server address, default 127.0.0.1:8080
+	EnvToolFunctions      = "MCPFN_TOOL_FUNCTIONS"       // "tool=function,tool2=arn:aws:lambda:…"
+	EnvAuthMode           = "MCPFN_AUTH_MODE"            // iam | jwt | none
+	EnvJWTIssuer          = "MCPFN_JWT_ISSUER"           // exact "iss"
+	EnvJWTAudience        = "MCPFN_JWT_AUDIENCE"         // one of "aud"
+	EnvJWTJWKSURL         = "MCPFN_JWT_JWKS_URL"         // default issuer + "/.well-known/jwks.json"
+	EnvIAMScopes          = "MCPFN_IAM_SCOPES"           // scopes granted to every IAM principal (space or comma separated)
+	EnvIAMSessionSubjects = "MCPFN_IAM_SESSION_SUBJECTS" // "true": an assumed role's subject includes the session name
+	EnvAllowedHosts       = "MCPFN_ALLOWED_HOSTS"        // comma separated Host values
+	EnvAllowedOrigins     = "MCPFN_ALLOWED_ORIGINS"      // comma separated browser origins
+	EnvResourceURL        = "MCPFN_RESOURCE_URL"         // public URL of the MCP endpoint (RFC 9728 "resource")
+	EnvInvokeTimeout      = "MCPFN_INVOKE_TIMEOUT"       // Go duration, default 30s
+	EnvMaxBodyBytes       = "MCPFN_MAX_BODY_BYTES"       // default 1 MiB
+	EnvInvokeAttempts     = "MCPFN_INVOKE_ATTEMPTS"      // SDK attempts per Invoke, default 2
+	EnvMaxBatch           = "MCPFN_MAX_BATCH"            // largest 2025-03-26 batch accepted, default 64
+	EnvMaxInvokes         = "MCPFN_MAX_INVOKES"          // Invokes in flight per process, default 128
+	EnvMaxRequestInvokes  = "MCPFN_MAX_REQUEST_INVOKES"  // Invokes in flight per HTTP request (batch), default 32
+	EnvMCPPath            = "MCPFN_MCP_PATH"             // default "/mcp"
+	EnvListenAddr         = "MCPFN_LISTEN_ADDR"          // local server address, default 127.0.0.1:8080
 )
 
 const (
@@ -105,6 +106,11 @@ type Config struct {
 	// carries no scopes, and the IAM policy that let the principal call the
 	// Function URL is the grant.
 	IAMScopes []string
+	// IAMSessionSubjects makes an assumed role's subject the full
+	// assumed-role ARN, session name included. Default (false): the subject
+	// is the role (arn:…:sts::ACCOUNT:assumed-role/NAME) and the session
+	// name, which the assumer chooses freely, is Identity.RoleSession.
+	IAMSessionSubjects bool
 
 	// ResourceURL is the public URL of the MCP endpoint, used as the RFC 9728
 	// "resource" and to build the resource_metadata URL in 401 challenges.
@@ -190,6 +196,13 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 			Audience: strings.TrimSpace(getenv(EnvJWTAudience)),
 			JWKSURL:  strings.TrimSpace(getenv(EnvJWTJWKSURL)),
 		},
+	}
+	if v := strings.TrimSpace(getenv(EnvIAMSessionSubjects)); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want true or false", EnvIAMSessionSubjects, v))
+		}
+		cfg.IAMSessionSubjects = b
 	}
 	fns, err := ParseToolFunctions(getenv(EnvToolFunctions))
 	if err != nil {

@@ -83,7 +83,7 @@ func New(cfg Config) (*Gateway, error) {
 	case AuthNone:
 		g.auth = noAuth{}
 	case AuthIAM:
-		g.auth = iamAuth{scopes: cfg.IAMScopes}
+		g.auth = iamAuth{scopes: cfg.IAMScopes, sessionSubjects: cfg.IAMSessionSubjects}
 	case AuthJWT:
 		var scopes []string
 		for _, t := range cfg.Tools {

@@ -42,6 +42,7 @@ type facts struct {
 	Subject         string   `json:"subject,omitempty"`
 	AuthMethod      string   `json:"authMethod,omitempty"`
 	ClientID        string   `json:"clientId,omitempty"`
+	RoleSession     string   `json:"roleSession,omitempty"`
 	Tenant          string   `json:"tenant,omitempty"`
 	Scopes          []string `json:"scopes,omitempty"`
 	Era             string   `json:"era,omitempty"`
@@ -62,6 +63,7 @@ func factsOf(call *adapter.Call, entity string) facts {
 		LambdaRequestID: call.Lambda.RequestID, FunctionARN: call.Lambda.FunctionARN}
 	if c := call.Caller; c != nil {
 		f.Subject, f.AuthMethod, f.ClientID, f.Scopes = c.Subject, c.AuthMethod, c.ClientID, c.Scopes
+		f.RoleSession = c.RoleSession
 	}
 	if m := call.MCP; m != nil {
 		f.Era, f.ProtocolVersion, f.JSONRPCID = string(m.Era), m.ProtocolVersion, string(m.JSONRPCID)

@@ -496,6 +496,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		gateway.EnvAllowedHosts: true, gateway.EnvAllowedOrigins: true, gateway.EnvResourceURL: true,
 		gateway.EnvInvokeTimeout: true, gateway.EnvMaxBodyBytes: true, gateway.EnvInvokeAttempts: true,
 		gateway.EnvMaxBatch: true, gateway.EnvMCPPath: true, gateway.EnvListenAddr: true,
+		gateway.EnvMaxInvokes: true, gateway.EnvMaxRequestInvokes: true, gateway.EnvIAMSessionSubjects: true,
 		// The audit table: the gateway writes the rows of calls the
 		// functions never saw; the stack binds its auditor to DynamoDB
 		// Local (startGateway).
