@@ -121,11 +121,15 @@ const identityExtraKey = "mcpfn/identity"
 // jwtAuth verifies bearer JWTs with go-sdk's auth.RequireBearerToken (which
 // writes the RFC 9728 WWW-Authenticate challenge) and golang-jwt, against
 // keys from the issuer's JWKS (cached by jwkset, refreshed hourly and on an
-// unknown kid, at most once a minute).
+// unknown kid; see keyFunc for how the latter is bounded).
 type jwtAuth struct {
-	cfg         JWTConfig
-	keys        jwkset.Storage
-	parser      *jwt.Parser
+	cfg    JWTConfig
+	keys   jwkset.Storage
+	parser *jwt.Parser
+	// claims checks what needs no key (issuer, audience, expiry, issued
+	// at), before a token may cost a JWKS refresh.
+	claims      *jwt.Validator
+	methods     []string
 	resourceURL string // fixed Config.ResourceURL, or "" to derive per request
 	path        string
 	scopes      []string // every scope the catalog's tools require
@@ -152,24 +156,35 @@ func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, sc
 		return nil, fmt.Errorf("gateway: JWKS %q: %w", cfg.JWKSURL, err)
 	}
 	keys, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
-		HTTPURLs:          map[string]jwkset.Storage{cfg.JWKSURL: store},
-		RateLimitWaitMax:  2 * time.Second,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
+		HTTPURLs: map[string]jwkset.Storage{cfg.JWKSURL: store},
+		// An unknown kid refreshes the whole set, at most once per
+		// KeyRefreshInterval, whoever asks. A token that cannot get the
+		// next refresh slot within the wait fails at once; the slot is
+		// someone's, and that refresh, made after this token arrived,
+		// fetches every key published by then. So a flood of tokens with
+		// made-up kids costs the issuer one fetch per interval and cannot
+		// keep a genuinely new key out for longer than the wait (issue 10,
+		// L4). The wait covers one interval plus the fetch itself.
+		RateLimitWaitMax:  cfg.KeyRefreshInterval + 5*time.Second,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(cfg.KeyRefreshInterval), 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: JWKS client: %w", err)
 	}
+	methods := []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
+	claimOpts := []jwt.ParserOption{
+		jwt.WithIssuer(cfg.Issuer),
+		jwt.WithAudience(cfg.Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(cfg.ClockSkew),
+	}
 	return &jwtAuth{
-		cfg:  cfg,
-		keys: keys,
-		parser: jwt.NewParser(
-			jwt.WithValidMethods([]string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}),
-			jwt.WithIssuer(cfg.Issuer),
-			jwt.WithAudience(cfg.Audience),
-			jwt.WithExpirationRequired(),
-			jwt.WithIssuedAt(),
-			jwt.WithLeeway(cfg.ClockSkew),
-		),
+		cfg:         cfg,
+		keys:        keys,
+		parser:      jwt.NewParser(append(claimOpts, jwt.WithValidMethods(methods))...),
+		claims:      jwt.NewValidator(claimOpts...),
+		methods:     methods,
 		resourceURL: resourceURL,
 		path:        path,
 		scopes:      scopes,
@@ -198,6 +213,9 @@ func (a *jwtAuth) authenticate(w http.ResponseWriter, r *http.Request, next func
 // auth.ErrInvalidToken, which the middleware answers with 401 and the
 // challenge.
 func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	if err := a.precheck(token); err != nil {
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(token, claims, a.keyFunc(ctx)); err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
@@ -226,13 +244,37 @@ func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*a
 	}, nil
 }
 
+// precheck runs every check that needs no key: the token's shape, its
+// algorithm, a kid, issuer, audience and times. Only a token that passes
+// may look up (and so perhaps refresh) the issuer's keys.
+func (a *jwtAuth) precheck(token string) error {
+	claims := jwt.MapClaims{}
+	t, _, err := a.parser.ParseUnverified(token, claims)
+	if err != nil {
+		return err
+	}
+	if alg := t.Method.Alg(); !slices.Contains(a.methods, alg) {
+		return fmt.Errorf("signing method %s is not accepted", alg)
+	}
+	if kid, _ := t.Header["kid"].(string); kid == "" || len(kid) > maxKIDLength {
+		return errors.New("token header has no usable kid")
+	}
+	return a.claims.Validate(claims)
+}
+
+// maxKIDLength bounds the kid looked up in the key set.
+const maxKIDLength = 256
+
 func (a *jwtAuth) keyFunc(ctx context.Context) jwt.Keyfunc {
 	return func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {
 			return nil, errors.New("token header has no kid")
 		}
-		k, err := a.keys.KeyRead(ctx, kid)
+		// Detached from the request: a caller that disconnects while its
+		// lookup holds the refresh slot must not abort the refresh that
+		// every other token is counting on (jwkset bounds the wait).
+		k, err := a.keys.KeyRead(context.WithoutCancel(ctx), kid)
 		if err != nil {
 			return nil, fmt.Errorf("signing key %q: %w", kid, err)
 		}

@@ -85,6 +85,11 @@ type JWTConfig struct {
 	JWKSURL  string // default Issuer + "/.well-known/jwks.json"
 	// ClockSkew tolerated on exp/nbf/iat. Default 30s.
 	ClockSkew time.Duration
+	// KeyRefreshInterval is the least time between two JWKS refreshes
+	// triggered by an unknown kid (whoever's token it is). A key the issuer
+	// publishes is usable within about this long, however many forged
+	// tokens arrive. Default 10s.
+	KeyRefreshInterval time.Duration
 	// HTTPClient fetches the JWKS. Default: a client with a 5s timeout.
 	HTTPClient *http.Client
 }
@@ -299,6 +304,9 @@ func (c *Config) check() error {
 		}
 		if c.JWT.ClockSkew == 0 {
 			c.JWT.ClockSkew = 30 * time.Second
+		}
+		if c.JWT.KeyRefreshInterval <= 0 {
+			c.JWT.KeyRefreshInterval = 10 * time.Second
 		}
 	case "":
 		errs = append(errs, fmt.Errorf("%s is not set: choose iam, jwt, or none (none must be explicit)", EnvAuthMode))
