@@ -19,7 +19,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/time/rate"
 
 	"github.com/mcpfn/mcpfn/adapter"
 )
@@ -121,11 +120,12 @@ const identityExtraKey = "mcpfn/identity"
 // jwtAuth verifies bearer JWTs with go-sdk's auth.RequireBearerToken (which
 // writes the RFC 9728 WWW-Authenticate challenge) and golang-jwt, against
 // keys from the issuer's JWKS (cached by jwkset, refreshed hourly and on an
-// unknown kid; see keyFunc for how the latter is bounded).
+// unknown kid, bounded by keyRefresher).
 type jwtAuth struct {
-	cfg    JWTConfig
-	keys   jwkset.Storage
-	parser *jwt.Parser
+	cfg       JWTConfig
+	keys      jwkset.Storage
+	refresher *keyRefresher
+	parser    *jwt.Parser
 	// claims checks what needs no key (issuer, audience, expiry, issued
 	// at), before a token may cost a JWKS refresh.
 	claims      *jwt.Validator
@@ -140,10 +140,13 @@ func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, sc
 	if client == nil {
 		client = &http.Client{Timeout: 5 * time.Second}
 	}
-	store, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
+	keys := jwkset.NewMemoryStorage()
+	// Hourly refresh into keys, in the background.
+	_, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
 		Client:      client,
 		Ctx:         ctx,
 		HTTPTimeout: 5 * time.Second,
+		Storage:     keys,
 		// A JWKS that is down at cold start must not keep the gateway from
 		// starting: the first token with an unknown kid retries the fetch.
 		NoErrorReturnFirstHTTPReq: true,
@@ -155,22 +158,17 @@ func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, sc
 	if err != nil {
 		return nil, fmt.Errorf("gateway: JWKS %q: %w", cfg.JWKSURL, err)
 	}
-	keys, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
-		HTTPURLs: map[string]jwkset.Storage{cfg.JWKSURL: store},
-		// An unknown kid refreshes the whole set, at most once per
-		// KeyRefreshInterval, whoever asks. A token that cannot get the
-		// next refresh slot within the wait fails at once; the slot is
-		// someone's, and that refresh, made after this token arrived,
-		// fetches every key published by then. So a flood of tokens with
-		// made-up kids costs the issuer one fetch per interval and cannot
-		// keep a genuinely new key out for longer than the wait (issue 10,
-		// L4). The wait covers one interval plus the fetch itself.
-		RateLimitWaitMax:  cfg.KeyRefreshInterval + 5*time.Second,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(cfg.KeyRefreshInterval), 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gateway: JWKS client: %w", err)
-	}
+	refresher := &keyRefresher{every: cfg.KeyRefreshInterval, fetch: func(ctx context.Context) error {
+		// Without RefreshInterval, jwkset fetches once, into keys, before
+		// returning: a one-shot refresh through its public API.
+		_, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
+			Client: client, Ctx: ctx, HTTPTimeout: 5 * time.Second, Storage: keys,
+		})
+		if err != nil {
+			logger.WarnContext(ctx, "mcpfn gateway: JWKS fetch failed", "url", cfg.JWKSURL, "error", err)
+		}
+		return err
+	}}
 	methods := []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
 	claimOpts := []jwt.ParserOption{
 		jwt.WithIssuer(cfg.Issuer),
@@ -182,6 +180,7 @@ func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, sc
 	return &jwtAuth{
 		cfg:         cfg,
 		keys:        keys,
+		refresher:   refresher,
 		parser:      jwt.NewParser(append(claimOpts, jwt.WithValidMethods(methods))...),
 		claims:      jwt.NewValidator(claimOpts...),
 		methods:     methods,
@@ -271,10 +270,10 @@ func (a *jwtAuth) keyFunc(ctx context.Context) jwt.Keyfunc {
 		if kid == "" {
 			return nil, errors.New("token header has no kid")
 		}
-		// Detached from the request: a caller that disconnects while its
-		// lookup holds the refresh slot must not abort the refresh that
-		// every other token is counting on (jwkset bounds the wait).
-		k, err := a.keys.KeyRead(context.WithoutCancel(ctx), kid)
+		k, err := a.keys.KeyRead(ctx, kid)
+		if errors.Is(err, jwkset.ErrKeyNotFound) && a.refresher.refresh(ctx) {
+			k, err = a.keys.KeyRead(ctx, kid)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("signing key %q: %w", kid, err)
 		}
