@@ -103,6 +103,8 @@ func testConfig(dir string) localtest.Config {
 		DynamoDBAddr: "127.0.0.1:0",
 		XRayAddr:     "127.0.0.1:0",
 		PoolSize:     2,
+		// A name the Invoke API serves besides loopback ones.
+		InvokeAllowedHosts: []string{"invoke.mcpfn.test"},
 		ExtraFunctions: []localtest.FunctionSpec{
 			{Name: faultyFunction, Package: "./localtest/internal/faulty/function", Tool: faulty.Name, Timeout: faultyTimeoutSeconds},
 			{Name: faultySingleFunction, Package: "./localtest/internal/faulty/function", Timeout: faultyTimeoutSeconds, MaxConcurrency: 1},
