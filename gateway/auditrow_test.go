@@ -142,6 +142,27 @@ func TestCallsTheFunctionNeverSawLeaveOneGatewayRow(t *testing.T) {
 		})
 	}
 
+	// A retried Invoke whose first attempt may have run and whose last was
+	// throttled: the call may have run, so the row is pending.
+	var attempt int
+	var amu sync.Mutex
+	e.api.setMisbehave("fn-flaky", func(w http.ResponseWriter, r *http.Request) {
+		amu.Lock()
+		attempt++
+		n := attempt
+		amu.Unlock()
+		if n == 1 {
+			serviceError500(w, r)
+			return
+		}
+		throttle429(w, r)
+	})
+	te := toolErrorOf(t, callTool(t, cs, "flaky_get", map[string]any{"entityId": "a-4"}))
+	e.api.setMisbehave("fn-flaky", nil)
+	if rows := rowsOf(t, client, table, te.callID()); len(rows) != 1 || attr(rows[0], "status") != audit.StatusPending || attr(rows[0], "errorCode") != "RATE_LIMITED" {
+		t.Errorf("500 then 429: rows %v", rows)
+	}
+
 	// The function ran and wrote its row, then the Invoke failed: the
 	// function's row stays, the gateway's pending row does not replace it.
 	e.api.setMisbehave("fn-flaky-delete", func(w http.ResponseWriter, r *http.Request) {
@@ -153,7 +174,7 @@ func TestCallsTheFunctionNeverSawLeaveOneGatewayRow(t *testing.T) {
 		}
 		serviceError500(w, r)
 	})
-	te := toolErrorOf(t, callTool(t, cs, "flaky_delete", map[string]any{"entityId": "a-3"}))
+	te = toolErrorOf(t, callTool(t, cs, "flaky_delete", map[string]any{"entityId": "a-3"}))
 	e.api.setMisbehave("fn-flaky-delete", nil)
 	if rows := rowsOf(t, client, table, te.callID()); len(rows) != 1 || attr(rows[0], "stage") == "gateway" || attr(rows[0], "status") != audit.StatusDone || attr(rows[0], "ok") != "true" {
 		t.Errorf("ran, then the Invoke failed: rows %v", rows)

@@ -107,6 +107,7 @@ type forward struct {
 	// delivery says whether the function saw the call, which decides the
 	// gateway's audit row; public and cause are what failure reported.
 	delivery delivery
+	reached  bool // an attempt may have reached the function (noteReached)
 	public   *adapter.Error
 	cause    error
 }
@@ -144,9 +145,14 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 		InvocationType: types.InvocationTypeRequestResponse,
 		// ClientContext stays unset: the envelope carries everything, and
 		// client context is capped at 3,583 bytes and dropped by sam local.
-	}, lambda.WithAPIOptions(traceOptions(traceHeader)...), f.g.resendPolicy(f.unsafeRetry))
+	}, lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached))...), f.g.resendPolicy(f.unsafeRetry))
 	if err != nil {
-		return f.invokeError(ictx, err), nil
+		res := f.invokeError(ictx, err)
+		if f.reached && f.delivery == notSent {
+			// The last attempt was refused, an earlier one may have run.
+			f.delivery = maybeRun
+		}
+		return res, nil
 	}
 	f.requestID, _ = awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
 	if out.FunctionError != nil {

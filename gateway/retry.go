@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // invokeRetryer is the SDK retryer of every Invoke: InvokeAttempts attempts,
@@ -62,4 +64,36 @@ func (g *Gateway) resendPolicy(onlyUnsent bool) func(*lambda.Options) {
 			o.Retryer = g.unsentRetryer
 		}
 	}
+}
+
+// noteReached records, for every attempt of an Invoke (it sits inside the
+// SDK's retry loop), whether that attempt may have reached the function:
+// any failure but a refusal by Lambda (4xx) or a connection never made.
+// The last attempt's error alone cannot say that an earlier one (a 5xx)
+// did not run the function.
+func noteReached(reached *bool) func(*middleware.Stack) error {
+	mw := middleware.FinalizeMiddlewareFunc("mcpfnNoteReached",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleFinalize(ctx, in)
+			if err == nil || !refusedUnrun(err) {
+				*reached = true
+			}
+			return out, md, err
+		})
+	return func(s *middleware.Stack) error {
+		if _, ok := s.Finalize.Get("Retry"); !ok {
+			return s.Finalize.Add(mw, middleware.After)
+		}
+		return s.Finalize.Insert(mw, "Retry", middleware.After)
+	}
+}
+
+// refusedUnrun reports whether an Invoke error proves the function did not
+// run: Lambda refused the request (4xx), or nothing was sent.
+func refusedUnrun(err error) bool {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= 400 && re.HTTPStatusCode() < 500 {
+		return true
+	}
+	return provenUnrun(err) == aws.TrueTernary
 }
