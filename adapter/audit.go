@@ -152,7 +152,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	if id := call.Caller; id != nil {
 		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
 		row.CallerIssuer = id.Issuer
-		row.CallerIP, row.CallerUserAgent = id.IP, id.UserAgent
+		row.CallerIP, row.CallerUserAgent, row.CallerRoleSession = id.IP, id.UserAgent, id.RoleSession
 	}
 	if id := call.claimed; id != nil {
 		row.UnverifiedCaller = id.Subject

@@ -27,7 +27,14 @@ const (
 // AWS_XRAY_DAEMON_ADDRESS when it is set, which Lambda does for functions
 // with tracing enabled; without it no spans are emitted.
 func NewFromEnv(ctx context.Context) (*Auditor, error) {
-	table := os.Getenv(EnvTable)
+	return NewFrom(ctx, os.Getenv)
+}
+
+// NewFrom is NewFromEnv over any variable source (the gateway's
+// configuration parser reads the template's variables through it locally).
+// The AWS configuration still comes from the process environment.
+func NewFrom(ctx context.Context, getenv func(string) string) (*Auditor, error) {
+	table := getenv(EnvTable)
 	if table == "" {
 		return nil, nil
 	}
@@ -38,16 +45,16 @@ func NewFromEnv(ctx context.Context) (*Auditor, error) {
 	cfg := Config{
 		Table:           table,
 		Client:          NewDynamoClient(awsCfg),
-		EntityDimension: os.Getenv(EnvEntityDimension),
+		EntityDimension: getenv(EnvEntityDimension),
 	}
-	if v := os.Getenv(EnvRetentionDays); v != "" {
+	if v := getenv(EnvRetentionDays); v != "" {
 		days, err := strconv.Atoi(v)
 		if err != nil || days < 1 {
 			return nil, fmt.Errorf("audit: %s=%q: want a whole number of days ≥ 1", EnvRetentionDays, v)
 		}
 		cfg.TTL = time.Duration(days) * 24 * time.Hour
 	}
-	if addr := os.Getenv(EnvXRayDaemon); addr != "" {
+	if addr := getenv(EnvXRayDaemon); addr != "" {
 		em, err := NewXRayEmitter(addr)
 		if err != nil {
 			return nil, err

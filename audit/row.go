@@ -62,8 +62,11 @@ type Row struct {
 	// "subject@issuer"): evidence of an attempt, never identity, and never
 	// indexed as a caller.
 	UnverifiedCaller string `json:"unverifiedCaller,omitempty" dynamodbav:"unverifiedCaller,omitempty"`
-	Tenant           string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
-	SessionID        string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
+	// CallerRoleSession is an assumed IAM role's session name: chosen by
+	// the caller, recorded beside the subject (the role), never as it.
+	CallerRoleSession string `json:"callerRoleSession,omitempty" dynamodbav:"callerRoleSession,omitempty"`
+	Tenant            string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
+	SessionID         string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
 
 	// Trace: span = the call's X-Ray subsegment id; parent = the trace
 	// header's Parent; trace = its Root. LinkedTraceparent is a W3C

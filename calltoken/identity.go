@@ -4,12 +4,16 @@ package calltoken
 // principal). It travels only inside a signed call token; a tool function
 // reads it from the verified claims, never from anything else in a payload.
 type Identity struct {
-	Subject    string   `json:"subject"`
-	AuthMethod string   `json:"authMethod"` // "jwt", "iam"
-	ClientID   string   `json:"clientId,omitempty"`
-	Issuer     string   `json:"issuer,omitempty"`
-	Scopes     []string `json:"scopes,omitempty"`
-	Tenant     string   `json:"tenant,omitempty"`
+	Subject    string `json:"subject"`
+	AuthMethod string `json:"authMethod"` // "jwt", "iam"
+	ClientID   string `json:"clientId,omitempty"`
+	// RoleSession is the session name of an assumed IAM role: chosen by
+	// whoever assumed the role, so attribution, never identity (Subject is
+	// the role).
+	RoleSession string   `json:"roleSession,omitempty"`
+	Issuer      string   `json:"issuer,omitempty"`
+	Scopes      []string `json:"scopes,omitempty"`
+	Tenant      string   `json:"tenant,omitempty"`
 	// IP and UserAgent are what the signer saw of the connection:
 	// attribution, never authorization.
 	IP        string `json:"ip,omitempty"`

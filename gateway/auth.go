@@ -19,7 +19,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/time/rate"
 
 	"github.com/mcpfn/mcpfn/adapter"
 )
@@ -41,7 +40,10 @@ func (noAuth) authenticate(_ http.ResponseWriter, r *http.Request, next func(*ht
 // or an API Gateway IAM authorizer verified. Only the event's request context
 // is trusted: it is written by AWS, whereas any header could be written by
 // the caller.
-type iamAuth struct{ scopes []string }
+type iamAuth struct {
+	scopes          []string
+	sessionSubjects bool // Config.IAMSessionSubjects
+}
 
 func (a iamAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(*http.Request, *adapter.Identity)) {
 	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
@@ -58,15 +60,45 @@ func (a iamAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(
 		http.Error(w, "unauthorized: the request context names no IAM principal", http.StatusUnauthorized)
 		return
 	}
+	// An assumed role's session name is whatever the assumer typed
+	// (sts:AssumeRole RoleSessionName): the role is who was authorised, the
+	// session name is recorded beside it. The user id "ROLEID:session"
+	// carries it too.
+	clientID := iam.UserID
+	role, session := splitAssumedRole(subject)
+	if session != "" && !a.sessionSubjects {
+		subject = role
+		clientID, _, _ = strings.Cut(clientID, ":")
+	}
 	next(r, withClient(&adapter.Identity{
-		Subject:    subject,
-		AuthMethod: "iam",
-		ClientID:   iam.UserID,
-		Issuer:     "aws:iam",
-		Scopes:     slices.Clone(a.scopes),
+		Subject:     subject,
+		AuthMethod:  "iam",
+		ClientID:    clientID,
+		RoleSession: session,
+		Issuer:      "aws:iam",
+		Scopes:      slices.Clone(a.scopes),
 		// The AWS account is the natural tenant boundary of an IAM caller.
 		Tenant: iam.AccountID,
 	}, r))
+}
+
+// splitAssumedRole splits "arn:PARTITION:sts::ACCOUNT:assumed-role/NAME/SESSION"
+// into the role part (without the session) and the session name. Any other
+// ARN (an IAM user, root, a federated user) is returned whole.
+func splitAssumedRole(arn string) (role, session string) {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sts" {
+		return arn, ""
+	}
+	rest, ok := strings.CutPrefix(parts[5], "assumed-role/")
+	if !ok {
+		return arn, ""
+	}
+	name, session, ok := strings.Cut(rest, "/")
+	if !ok || name == "" || session == "" {
+		return arn, ""
+	}
+	return strings.Join(parts[:5], ":") + ":assumed-role/" + name, session
 }
 
 // withClient adds the connection facts the audit row records. They describe
@@ -88,11 +120,16 @@ const identityExtraKey = "mcpfn/identity"
 // jwtAuth verifies bearer JWTs with go-sdk's auth.RequireBearerToken (which
 // writes the RFC 9728 WWW-Authenticate challenge) and golang-jwt, against
 // keys from the issuer's JWKS (cached by jwkset, refreshed hourly and on an
-// unknown kid, at most once a minute).
+// unknown kid, bounded by keyRefresher).
 type jwtAuth struct {
-	cfg         JWTConfig
-	keys        jwkset.Storage
-	parser      *jwt.Parser
+	cfg       JWTConfig
+	keys      jwkset.Storage
+	refresher *keyRefresher
+	parser    *jwt.Parser
+	// claims checks what needs no key (issuer, audience, expiry, issued
+	// at), before a token may cost a JWKS refresh.
+	claims      *jwt.Validator
+	methods     []string
 	resourceURL string // fixed Config.ResourceURL, or "" to derive per request
 	path        string
 	scopes      []string // every scope the catalog's tools require
@@ -103,10 +140,13 @@ func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, sc
 	if client == nil {
 		client = &http.Client{Timeout: 5 * time.Second}
 	}
-	store, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
+	keys := jwkset.NewMemoryStorage()
+	// Hourly refresh into keys, in the background.
+	_, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
 		Client:      client,
 		Ctx:         ctx,
 		HTTPTimeout: 5 * time.Second,
+		Storage:     keys,
 		// A JWKS that is down at cold start must not keep the gateway from
 		// starting: the first token with an unknown kid retries the fetch.
 		NoErrorReturnFirstHTTPReq: true,
@@ -118,25 +158,32 @@ func newJWTAuth(ctx context.Context, cfg JWTConfig, resourceURL, path string, sc
 	if err != nil {
 		return nil, fmt.Errorf("gateway: JWKS %q: %w", cfg.JWKSURL, err)
 	}
-	keys, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
-		HTTPURLs:          map[string]jwkset.Storage{cfg.JWKSURL: store},
-		RateLimitWaitMax:  2 * time.Second,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gateway: JWKS client: %w", err)
+	refresher := &keyRefresher{every: cfg.KeyRefreshInterval, fetch: func(ctx context.Context) error {
+		// Without RefreshInterval, jwkset fetches once, into keys, before
+		// returning: a one-shot refresh through its public API.
+		_, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
+			Client: client, Ctx: ctx, HTTPTimeout: 5 * time.Second, Storage: keys,
+		})
+		if err != nil {
+			logger.WarnContext(ctx, "mcpfn gateway: JWKS fetch failed", "url", cfg.JWKSURL, "error", err)
+		}
+		return err
+	}}
+	methods := []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
+	claimOpts := []jwt.ParserOption{
+		jwt.WithIssuer(cfg.Issuer),
+		jwt.WithAudience(cfg.Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(cfg.ClockSkew),
 	}
 	return &jwtAuth{
-		cfg:  cfg,
-		keys: keys,
-		parser: jwt.NewParser(
-			jwt.WithValidMethods([]string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}),
-			jwt.WithIssuer(cfg.Issuer),
-			jwt.WithAudience(cfg.Audience),
-			jwt.WithExpirationRequired(),
-			jwt.WithIssuedAt(),
-			jwt.WithLeeway(cfg.ClockSkew),
-		),
+		cfg:         cfg,
+		keys:        keys,
+		refresher:   refresher,
+		parser:      jwt.NewParser(append(claimOpts, jwt.WithValidMethods(methods))...),
+		claims:      jwt.NewValidator(claimOpts...),
+		methods:     methods,
 		resourceURL: resourceURL,
 		path:        path,
 		scopes:      scopes,
@@ -165,6 +212,9 @@ func (a *jwtAuth) authenticate(w http.ResponseWriter, r *http.Request, next func
 // auth.ErrInvalidToken, which the middleware answers with 401 and the
 // challenge.
 func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	if err := a.precheck(token); err != nil {
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(token, claims, a.keyFunc(ctx)); err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
@@ -193,6 +243,27 @@ func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*a
 	}, nil
 }
 
+// precheck runs every check that needs no key: the token's shape, its
+// algorithm, a kid, issuer, audience and times. Only a token that passes
+// may look up (and so perhaps refresh) the issuer's keys.
+func (a *jwtAuth) precheck(token string) error {
+	claims := jwt.MapClaims{}
+	t, _, err := a.parser.ParseUnverified(token, claims)
+	if err != nil {
+		return err
+	}
+	if alg := t.Method.Alg(); !slices.Contains(a.methods, alg) {
+		return fmt.Errorf("signing method %s is not accepted", alg)
+	}
+	if kid, _ := t.Header["kid"].(string); kid == "" || len(kid) > maxKIDLength {
+		return errors.New("token header has no usable kid")
+	}
+	return a.claims.Validate(claims)
+}
+
+// maxKIDLength bounds the kid looked up in the key set.
+const maxKIDLength = 256
+
 func (a *jwtAuth) keyFunc(ctx context.Context) jwt.Keyfunc {
 	return func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
@@ -200,6 +271,9 @@ func (a *jwtAuth) keyFunc(ctx context.Context) jwt.Keyfunc {
 			return nil, errors.New("token header has no kid")
 		}
 		k, err := a.keys.KeyRead(ctx, kid)
+		if errors.Is(err, jwkset.ErrKeyNotFound) && a.refresher.refresh(ctx) {
+			k, err = a.keys.KeyRead(ctx, kid)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("signing key %q: %w", kid, err)
 		}

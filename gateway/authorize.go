@@ -16,14 +16,23 @@ import (
 // authorizeTool returns why id may not call t, or nil. It mirrors the
 // function's own gate: a tool that requires scopes needs a verified caller
 // holding all of them.
-func authorizeTool(t *adapter.Tool, id *adapter.Identity) *adapter.Error {
+// callID, when set, goes in the details, as in every gateway failure.
+func authorizeTool(t *adapter.Tool, id *adapter.Identity, callID string) *adapter.Error {
 	scopes := t.Scopes()
 	if len(scopes) == 0 {
 		return nil
 	}
+	details := map[string]any{}
+	if callID != "" {
+		details["callId"] = callID
+	}
 	if id == nil {
-		return adapter.NewError(adapter.CodeUnauthorized, "this tool requires a verified caller").
+		e := adapter.NewError(adapter.CodeUnauthorized, "this tool requires a verified caller").
 			WithHint("call it with credentials (a bearer token or a signed request)")
+		if len(details) > 0 {
+			e = e.WithDetails(details)
+		}
+		return e
 	}
 	var missing []string
 	for _, s := range scopes {
@@ -32,8 +41,9 @@ func authorizeTool(t *adapter.Tool, id *adapter.Identity) *adapter.Error {
 		}
 	}
 	if len(missing) > 0 {
+		details["missingScopes"] = missing
 		return adapter.NewError(adapter.CodeForbidden, "the caller lacks the scope(s) this tool requires").
-			WithDetails(map[string]any{"missingScopes": missing})
+			WithDetails(details)
 	}
 	return nil
 }
@@ -56,7 +66,7 @@ func (g *Gateway) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		kept := make([]*mcp.Tool, 0, len(list.Tools))
 		for _, t := range list.Tools {
-			if tool := g.tools[t.Name]; tool == nil || authorizeTool(tool, id) == nil {
+			if tool := g.tools[t.Name]; tool == nil || authorizeTool(tool, id, "") == nil {
 				kept = append(kept, t)
 			}
 		}

@@ -95,3 +95,25 @@ func TestKeyRotationWithoutDowntime(t *testing.T) {
 		t.Fatalf("new key: %+v", f)
 	}
 }
+
+// A call refused at the gateway leaves exactly one row, written by the
+// gateway, naming the verified caller and the refusal; the function never
+// ran.
+func TestRefusalAtTheGatewayIsAudited(t *testing.T) {
+	aud, client, table := auditTable(t)
+	e := newEnv(t, func(c *Config) { c.Recorder = aud; c.ToolsList = ToolsShow })
+	cs := e.mustConnect(t, "reader", "", bearer(e.iss.token(t, "rita", nil)))
+	te := toolErrorOf(t, callTool(t, cs, "thing_delete", map[string]any{"entityId": "t-9"}))
+	if te.Error != "FORBIDDEN" || e.api.count("fn-secure") != 0 {
+		t.Fatalf("answer %+v, %d invokes", te, e.api.count("fn-secure"))
+	}
+	rows := rowsOf(t, client, table, te.callID())
+	if len(rows) != 1 {
+		t.Fatalf("%d rows for the refused call %q", len(rows), te.callID())
+	}
+	r := rows[0]
+	if attr(r, "stage") != StageGateway || attr(r, "errorCode") != "FORBIDDEN" || attr(r, "callerSubject") != "rita" ||
+		attr(r, "status") != "done" || !strings.Contains(attr(r, "errorDetails"), "things:write") {
+		t.Fatalf("row %v", r)
+	}
+}

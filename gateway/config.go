@@ -40,22 +40,25 @@ const (
 
 // Environment variable names read by [ConfigFromEnv]. template.yaml sets them.
 const (
-	EnvToolFunctions  = "MCPFN_TOOL_FUNCTIONS"  // "tool=function,tool2=arn:aws:lambda:…"
-	EnvAuthMode       = "MCPFN_AUTH_MODE"       // iam | jwt | none
-	EnvJWTIssuer      = "MCPFN_JWT_ISSUER"      // exact "iss"
-	EnvJWTAudience    = "MCPFN_JWT_AUDIENCE"    // one of "aud"
-	EnvJWTJWKSURL     = "MCPFN_JWT_JWKS_URL"    // default issuer + "/.well-known/jwks.json"
-	EnvIAMScopes      = "MCPFN_IAM_SCOPES"      // scopes granted to every IAM principal (space or comma separated)
-	EnvAllowedHosts   = "MCPFN_ALLOWED_HOSTS"   // comma separated Host values
-	EnvAllowedOrigins = "MCPFN_ALLOWED_ORIGINS" // comma separated browser origins
-	EnvResourceURL    = "MCPFN_RESOURCE_URL"    // public URL of the MCP endpoint (RFC 9728 "resource")
-	EnvInvokeTimeout  = "MCPFN_INVOKE_TIMEOUT"  // Go duration, default 30s
-	EnvMaxBodyBytes   = "MCPFN_MAX_BODY_BYTES"  // default 1 MiB
-	EnvInvokeAttempts = "MCPFN_INVOKE_ATTEMPTS" // SDK attempts per Invoke, default 2
-	EnvMaxBatch       = "MCPFN_MAX_BATCH"       // largest 2025-03-26 batch accepted, default 64
-	EnvMCPPath        = "MCPFN_MCP_PATH"        // default "/mcp"
-	EnvListenAddr     = "MCPFN_LISTEN_ADDR"     // local server address, default 127.0.0.1:8080
-	EnvToolsList      = "MCPFN_TOOLS_LIST"      // hide | show: tools a caller lacks scopes for (default hide)
+	EnvToolFunctions      = "MCPFN_TOOL_FUNCTIONS"       // "tool=function,tool2=arn:aws:lambda:…"
+	EnvAuthMode           = "MCPFN_AUTH_MODE"            // iam | jwt | none
+	EnvJWTIssuer          = "MCPFN_JWT_ISSUER"           // exact "iss"
+	EnvJWTAudience        = "MCPFN_JWT_AUDIENCE"         // one of "aud"
+	EnvJWTJWKSURL         = "MCPFN_JWT_JWKS_URL"         // default issuer + "/.well-known/jwks.json"
+	EnvIAMScopes          = "MCPFN_IAM_SCOPES"           // scopes granted to every IAM principal (space or comma separated)
+	EnvIAMSessionSubjects = "MCPFN_IAM_SESSION_SUBJECTS" // "true": an assumed role's subject includes the session name
+	EnvAllowedHosts       = "MCPFN_ALLOWED_HOSTS"        // comma separated Host values
+	EnvAllowedOrigins     = "MCPFN_ALLOWED_ORIGINS"      // comma separated browser origins
+	EnvResourceURL        = "MCPFN_RESOURCE_URL"         // public URL of the MCP endpoint (RFC 9728 "resource")
+	EnvInvokeTimeout      = "MCPFN_INVOKE_TIMEOUT"       // Go duration, default 30s
+	EnvMaxBodyBytes       = "MCPFN_MAX_BODY_BYTES"       // default 1 MiB
+	EnvInvokeAttempts     = "MCPFN_INVOKE_ATTEMPTS"      // SDK attempts per Invoke, default 2
+	EnvMaxBatch           = "MCPFN_MAX_BATCH"            // largest 2025-03-26 batch accepted, default 64
+	EnvMaxInvokes         = "MCPFN_MAX_INVOKES"          // Invokes in flight per process, default 128
+	EnvMaxRequestInvokes  = "MCPFN_MAX_REQUEST_INVOKES"  // Invokes in flight per HTTP request (batch), default 32
+	EnvMCPPath            = "MCPFN_MCP_PATH"             // default "/mcp"
+	EnvListenAddr         = "MCPFN_LISTEN_ADDR"          // local server address, default 127.0.0.1:8080
+	EnvToolsList          = "MCPFN_TOOLS_LIST"           // hide | show: tools a caller lacks scopes for (default hide)
 )
 
 const (
@@ -66,6 +69,8 @@ const (
 	defaultTimeout     = 30 * time.Second
 	defaultAttempts    = 2
 	defaultMaxBatch    = 64
+	defaultMaxInvokes  = 128
+	defaultMaxReqInv   = 32
 	defaultDeadlineRes = 250 * time.Millisecond
 )
 
@@ -82,6 +87,11 @@ type JWTConfig struct {
 	JWKSURL  string // default Issuer + "/.well-known/jwks.json"
 	// ClockSkew tolerated on exp/nbf/iat. Default 30s.
 	ClockSkew time.Duration
+	// KeyRefreshInterval is the least time between two JWKS refreshes
+	// triggered by an unknown kid (whoever's token it is). A key the issuer
+	// publishes is usable within about this long, however many forged
+	// tokens arrive. Default 10s.
+	KeyRefreshInterval time.Duration
 	// HTTPClient fetches the JWKS. Default: a client with a 5s timeout.
 	HTTPClient *http.Client
 }
@@ -106,6 +116,9 @@ func (c JWTConfig) withDefaults() JWTConfig {
 	if c.ClockSkew == 0 {
 		c.ClockSkew = 30 * time.Second
 	}
+	if c.KeyRefreshInterval <= 0 {
+		c.KeyRefreshInterval = 10 * time.Second
+	}
 	return c
 }
 
@@ -126,6 +139,11 @@ type Config struct {
 	// carries no scopes, and the IAM policy that let the principal call the
 	// Function URL is the grant.
 	IAMScopes []string
+	// IAMSessionSubjects makes an assumed role's subject the full
+	// assumed-role ARN, session name included. Default (false): the subject
+	// is the role (arn:…:sts::ACCOUNT:assumed-role/NAME) and the session
+	// name, which the assumer chooses freely, is Identity.RoleSession.
+	IAMSessionSubjects bool
 
 	// ResourceURL is the public URL of the MCP endpoint, used as the RFC 9728
 	// "resource" and to build the resource_metadata URL in 401 challenges.
@@ -158,6 +176,13 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxBatch bounds the number of messages in one JSON-RPC batch. Default 64.
 	MaxBatch int
+	// MaxInvokes bounds the Invokes in flight in this process, and
+	// MaxInvokesPerRequest those of one HTTP request (a batch). A call over
+	// either limit waits for a slot until its own deadline (the one its
+	// Invoke would have had), then fails with RATE_LIMITED without reaching
+	// Lambda. Defaults 128 and 32.
+	MaxInvokes           int
+	MaxInvokesPerRequest int
 
 	// Signer signs every forwarded call with its function's key (package
 	// calltoken). Nil: [New] loads one from Secrets Manager with the secrets
@@ -183,6 +208,13 @@ type Config struct {
 	// X-Ray daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
 	// tracing active).
 	Spans audit.SpanEmitter
+	// Recorder writes the audit row of a call the function never saw (or
+	// may not have seen): refused by the gateway, throttled, not found, or
+	// an Invoke that failed. A call the function answered has its own row
+	// and gets none from the gateway. Nil: no gateway rows. ConfigFrom sets
+	// an *audit.Auditor when MCPFN_AUDIT_TABLE is set, as adapter.Start
+	// does for a function.
+	Recorder adapter.Recorder
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -236,6 +268,13 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		}
 		cfg.KeyGrace = d
 	}
+	if v := strings.TrimSpace(getenv(EnvIAMSessionSubjects)); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want true or false", EnvIAMSessionSubjects, v))
+		}
+		cfg.IAMSessionSubjects = b
+	}
 	fns, err := ParseToolFunctions(getenv(EnvToolFunctions))
 	if err != nil {
 		errs = append(errs, err)
@@ -257,11 +296,22 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 			*dst = n
 		}
 	}
-	var attempts, maxBatch int64
+	var attempts, maxBatch, maxInvokes, maxReqInvokes int64
 	intVar(EnvMaxBodyBytes, &cfg.MaxBodyBytes)
 	intVar(EnvInvokeAttempts, &attempts)
 	intVar(EnvMaxBatch, &maxBatch)
+	intVar(EnvMaxInvokes, &maxInvokes)
+	intVar(EnvMaxRequestInvokes, &maxReqInvokes)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
+	cfg.MaxInvokes, cfg.MaxInvokesPerRequest = int(maxInvokes), int(maxReqInvokes)
+	if getenv(audit.EnvTable) != "" {
+		a, err := audit.NewFrom(context.Background(), getenv)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			cfg.Recorder = a
+		}
+	}
 	if addr := strings.TrimSpace(getenv(audit.EnvXRayDaemon)); addr != "" {
 		em, err := audit.NewXRayEmitter(addr)
 		if err != nil {
@@ -382,6 +432,15 @@ func (c *Config) check() error {
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = defaultMaxBatch
+	}
+	if c.MaxInvokes == 0 {
+		c.MaxInvokes = defaultMaxInvokes
+	}
+	if c.MaxInvokesPerRequest == 0 {
+		c.MaxInvokesPerRequest = defaultMaxReqInv
+	}
+	if c.MaxBatch < 0 || c.MaxInvokes < 0 || c.MaxInvokesPerRequest < 0 {
+		errs = append(errs, errors.New("gateway: MaxBatch, MaxInvokes and MaxInvokesPerRequest must be positive"))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

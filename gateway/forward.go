@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -41,11 +42,6 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			ri = &requestInfo{}
 		}
 		p := req.Params
-		// Authorization at the endpoint: a caller without the tool's
-		// scopes is refused here, and its function is never invoked.
-		if denied := authorizeTool(t, ri.identity); denied != nil {
-			return errorResult(denied), nil
-		}
 		pv := req.ProtocolVersion()
 		env := adapter.Envelope{
 			Version: adapter.EnvelopeVersion,
@@ -72,10 +68,21 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				env.Params.InputResponses = b
 			}
 		}
+		start := time.Now()
+		// Authorization at the endpoint: a caller without the tool's
+		// scopes is refused here, its function is never invoked, and the
+		// gateway writes the call's row.
+		if denied := authorizeTool(t, ri.identity, env.CallID); denied != nil {
+			f := &forward{g: g, tool: name, function: function, callID: env.CallID, start: start, end: time.Now(),
+				code: denied.Code, public: denied, delivery: notSent, error: true}
+			if g.cfg.Recorder != nil {
+				g.recordUnseen(ctx, ri, &env, f, "", t.Destructive())
+			}
+			return errorResult(denied), nil
+		}
 		// The verified caller travels only inside the call token, which
 		// binds it to this call id, tool, function and arguments. Client
 		// info, the session id and every header stay attribution.
-		start := time.Now()
 		tok, err := g.signer.Sign(calltoken.Call{
 			Tool: name, CallID: env.CallID, Caller: ri.identity, Args: p.Arguments,
 			Expires: g.forwardDeadline(start, ri),
@@ -95,6 +102,9 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID))
+		}
+		if f.delivery != answered && g.cfg.Recorder != nil {
+			g.recordUnseen(ctx, ri, &env, f, spanID, t.Destructive())
 		}
 		if rpcErr != nil {
 			return nil, rpcErr
@@ -128,6 +138,12 @@ type forward struct {
 	requestID              string
 	throttle, error, fault bool
 	code                   adapter.Code
+	// delivery says whether the function saw the call, which decides the
+	// gateway's audit row; public and cause are what failure reported.
+	delivery delivery
+	reached  bool // an attempt may have reached the function (noteReached)
+	public   *adapter.Error
+	cause    error
 }
 
 // invoke calls the function and maps every outcome. It returns exactly one
@@ -136,10 +152,18 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	defer func() { f.end = time.Now() }()
 	deadline := f.g.forwardDeadline(f.start, ri)
 	if !deadline.After(f.start) {
-		return f.failure(adapter.CodeTimeout, "the gateway had no time left to call the tool", true, errors.New("no time left before the gateway's deadline")), nil
+		f.delivery = notSent
+		return f.failure(adapter.CodeTimeout, "the gateway had no time left to call the tool", false, errors.New("no time left before the gateway's deadline")), nil
 	}
 	ictx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	release, err := acquire(ictx, ri.invokes, f.g.invokes)
+	if err != nil {
+		f.throttle, f.delivery = true, notSent
+		return f.failure(adapter.CodeRateLimited, "the gateway is at its limit of calls in flight; retry after a short wait", false,
+			fmt.Errorf("no invoke slot before the call's deadline (%w)", err)), nil
+	}
+	defer release()
 
 	out, err := f.g.invoker.Invoke(ictx, &lambda.InvokeInput{
 		FunctionName:   &f.function,
@@ -147,12 +171,18 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 		InvocationType: types.InvocationTypeRequestResponse,
 		// ClientContext stays unset: the envelope carries everything, and
 		// client context is capped at 3,583 bytes and dropped by sam local.
-	}, lambda.WithAPIOptions(traceOptions(traceHeader)...))
+	}, lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached))...), f.g.resendPolicy(f.unsafeRetry))
 	if err != nil {
-		return f.invokeError(ictx, err), nil
+		res := f.invokeError(ictx, err)
+		if f.reached && f.delivery == notSent {
+			// The last attempt was refused, an earlier one may have run.
+			f.delivery = maybeRun
+		}
+		return res, nil
 	}
 	f.requestID, _ = awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
 	if out.FunctionError != nil {
+		f.delivery = maybeRun
 		return f.functionError(*out.FunctionError, out.Payload), nil
 	}
 	// One pass: the envelope response with its result decoded as the MCP
@@ -190,6 +220,9 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 	if errors.As(err, &re) {
 		f.requestID = re.ServiceRequestID()
 	}
+	// Unless the error proves otherwise (below), the request may have
+	// reached the function.
+	f.delivery = maybeRun
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		f.fault = true
@@ -203,14 +236,21 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 	if re != nil {
 		status = re.HTTPStatusCode()
 	}
+	if status >= 400 && status < 500 {
+		// Lambda refused the request (throttled, not found, denied, too
+		// large): the function never saw it.
+		f.delivery = notSent
+	}
 	switch {
 	case errors.As(err, &tooMany) || status == http.StatusTooManyRequests:
+		f.delivery = notSent
 		f.throttle = true
 		// Lambda refused before running anything: always safe to retry.
 		return f.failure(adapter.CodeRateLimited, "the tool is busy (its function is throttled); retry after a short wait", false, err)
 	case status >= 500:
+		// Lambda had the request: the function may have run.
 		f.fault = true
-		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", false, err)
+		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", true, err)
 	case status == http.StatusConflict:
 		// ResourceConflictException: the function is being updated.
 		f.fault = true
@@ -224,9 +264,13 @@ func (f *forward) invokeError(ctx context.Context, err error) *mcp.CallToolResul
 		f.error = true
 		return f.failure(adapter.CodeInternal, "the gateway cannot reach this tool's function", false, err)
 	}
-	// No HTTP answer at all (connection refused or reset): the request may or
-	// may not have reached Lambda.
+	// No HTTP answer at all: a connection never made sent nothing; a reset
+	// may or may not have reached Lambda.
 	f.fault = true
+	if provenUnrun(err) == aws.TrueTernary {
+		f.delivery = notSent
+		return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", false, err)
+	}
 	return f.failure(adapter.CodeUnavailable, "the tool is unavailable right now; retry later", true, err)
 }
 
@@ -267,6 +311,7 @@ func (f *forward) failure(code adapter.Code, msg string, ambiguous bool, cause e
 		e.Retryable = false
 		e.Hint = "this tool is destructive and the call may have taken effect: check before calling it again"
 	}
+	f.public, f.cause = e, cause
 	f.g.cfg.Logger.Warn("mcpfn gateway: forwarded call failed",
 		"tool", f.tool, "function", f.function, "callId", f.callID, "lambdaRequestId", f.requestID,
 		"code", string(code), "retryable", e.Retryable, "error", cause.Error())

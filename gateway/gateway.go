@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +38,11 @@ type Gateway struct {
 	allowed map[string]bool // AllowedOrigins, for CORS response headers
 	signer  *calltoken.Signer
 	tools   map[string]*adapter.Tool
-	stop    context.CancelFunc
+	invokes slots // MaxInvokes: Invokes in flight in the process
+	// unsentRetryer retries a destructive tool's Invoke only when the
+	// function cannot have run (decision 0015).
+	unsentRetryer aws.Retryer
+	stop          context.CancelFunc
 }
 
 // requestInfo is what the HTTP front learned about one JSON-RPC message that
@@ -53,6 +56,7 @@ type requestInfo struct {
 	deadline  time.Time         // the gateway's deadline (Lambda's), zero locally
 	jsonrpcID json.RawMessage   // the id of this message
 	method    string            // the method of this message
+	invokes   slots             // MaxInvokesPerRequest, shared by a batch's messages
 }
 
 type requestInfoKey struct{}
@@ -65,7 +69,8 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, signer: cfg.Signer, tools: map[string]*adapter.Tool{}, stop: stop}
+	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, signer: cfg.Signer, tools: map[string]*adapter.Tool{}, stop: stop,
+		invokes: newSlots(cfg.MaxInvokes), unsentRetryer: invokeRetryer(cfg.InvokeAttempts, true)}
 	for _, t := range cfg.Tools {
 		g.tools[t.Name()] = t
 	}
@@ -77,12 +82,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if g.invoker == nil {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = cfg.InvokeAttempts
-				// The caller is waiting: retry a throttle or a 5xx soon
-				// or not at all.
-				o.MaxBackoff = 400 * time.Millisecond
-			})
+			return invokeRetryer(cfg.InvokeAttempts, false)
 		}))
 		if err != nil {
 			stop()
@@ -95,7 +95,7 @@ func New(cfg Config) (*Gateway, error) {
 	case AuthNone:
 		g.auth = noAuth{}
 	case AuthIAM:
-		g.auth = iamAuth{scopes: cfg.IAMScopes}
+		g.auth = iamAuth{scopes: cfg.IAMScopes, sessionSubjects: cfg.IAMSessionSubjects}
 	case AuthJWT:
 		var scopes []string
 		for _, t := range cfg.Tools {
@@ -257,11 +257,12 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		identity:  id,
 		sessionID: r.Header.Get("Mcp-Session-Id"),
 		trace:     gatewayTrace(r),
+		invokes:   newSlots(g.cfg.MaxInvokesPerRequest),
 	}
 	if d, ok := r.Context().Deadline(); ok {
 		ri.deadline = d
 	}
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+	if isArray(body) {
 		g.serveBatch(w, r, body, ri)
 		return
 	}
@@ -271,6 +272,13 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 
 // dispatch hands one JSON-RPC message to the go-sdk handler.
 func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, ri *requestInfo) {
+	if isArray(msg) {
+		// The go-sdk would run it as a batch of its own, past every limit
+		// serveBatch enforces. serveBatch never passes one; this is the
+		// backstop.
+		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest, "a JSON-RPC batch cannot be nested in a batch")
+		return
+	}
 	if ri.method == "subscriptions/listen" {
 		// A listen stream never ends, and a buffered Lambda response is
 		// delivered only when it does: the call would hold the gateway until
@@ -283,6 +291,18 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 	r.Body = io.NopCloser(bytes.NewReader(msg))
 	r.ContentLength = int64(len(msg))
 	g.mcp.ServeHTTP(w, r)
+}
+
+// isArray reports whether msg, after JSON whitespace, starts an array.
+func isArray(msg []byte) bool {
+	t := bytes.TrimLeft(msg, " \t\r\n")
+	return len(t) > 0 && t[0] == '['
+}
+
+// isObject reports whether msg, after JSON whitespace, starts an object.
+func isObject(msg []byte) bool {
+	t := bytes.TrimLeft(msg, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // messageID returns the "id" of a JSON-RPC message, nil when it has none.
@@ -333,10 +353,19 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 	outs := make([]*bufferedResponse, len(msgs))
 	var wg sync.WaitGroup
 	for i, m := range msgs {
+		outs[i] = newBufferedResponse()
+		if !isObject(m) {
+			// JSON-RPC 2.0 §6: an element that is not a request object is
+			// an Invalid Request, answered with id null. An array here is
+			// a batch nested in the batch, which the go-sdk would run as
+			// one, past MaxBatch (issue 10, H1).
+			writeRPCError(outs[i], http.StatusBadRequest, nil, adapter.RPCInvalidRequest,
+				"a JSON-RPC batch element must be a request object")
+			continue
+		}
 		wg.Go(func() {
 			mri := *ri
 			mri.jsonrpcID, mri.method = peekMessage(m)
-			outs[i] = newBufferedResponse()
 			g.dispatch(outs[i], r, m, &mri)
 		})
 	}

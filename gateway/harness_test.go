@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -46,6 +47,7 @@ type facts struct {
 	Subject         string   `json:"subject,omitempty"`
 	AuthMethod      string   `json:"authMethod,omitempty"`
 	ClientID        string   `json:"clientId,omitempty"`
+	RoleSession     string   `json:"roleSession,omitempty"`
 	Tenant          string   `json:"tenant,omitempty"`
 	Scopes          []string `json:"scopes,omitempty"`
 	Era             string   `json:"era,omitempty"`
@@ -66,6 +68,7 @@ func factsOf(call *adapter.Call, entity string) facts {
 		LambdaRequestID: call.Lambda.RequestID, FunctionARN: call.Lambda.FunctionARN}
 	if c := call.Caller; c != nil {
 		f.Subject, f.AuthMethod, f.ClientID, f.Scopes = c.Subject, c.AuthMethod, c.ClientID, c.Scopes
+		f.RoleSession = c.RoleSession
 	}
 	if m := call.MCP; m != nil {
 		f.Era, f.ProtocolVersion, f.JSONRPCID = string(m.Era), m.ProtocolVersion, string(m.JSONRPCID)
@@ -218,6 +221,7 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 	// gave up (and cancel r.Context()).
 	payload, _ := io.ReadAll(r.Body)
 	if bad != nil {
+		r.Body = io.NopCloser(bytes.NewReader(payload))
 		bad(w, r)
 		return
 	}
@@ -337,6 +341,9 @@ type env struct {
 	mcpURL  string
 	cfgUsed Config
 	secrets *secretsstandin.Server
+	// verifiers are the functions' call-token verifiers, by function name,
+	// for tests that replace a function.
+	verifiers map[string]*calltoken.Verifier
 }
 
 type envOption func(*Config)
@@ -346,7 +353,7 @@ type envOption func(*Config)
 // built from the environment, pointed at the Invoke API with
 // AWS_ENDPOINT_URL_LAMBDA, as on the local stack.
 func newEnv(t testing.TB, opts ...envOption) *env {
-	e := &env{cat: testCatalog(t), spans: &spanLog{}}
+	e := &env{cat: testCatalog(t), spans: &spanLog{}, verifiers: map[string]*calltoken.Verifier{}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Each function's call key is a secret in the Secrets Manager stand-in:
 	// the gateway loads them through the SDK, as on AWS.
@@ -378,6 +385,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		for _, tl := range e.cat.tools() {
 			if tl.Name() == tool {
 				fns[fn] = adapter.New(tl, adapter.WithLogger(quiet), adapter.WithCallVerifier(v))
+				e.verifiers[fn] = v
 			}
 		}
 	}

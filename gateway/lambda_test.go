@@ -83,7 +83,7 @@ func TestLambdaFunctionURLWithIAM(t *testing.T) {
 		t.Fatalf("%v: %s", err, resp.Body)
 	}
 	f := factsFrom(t, &rpc.Result)
-	if f.Subject != principal.UserARN || f.AuthMethod != "iam" || f.Tenant != "123456789012" {
+	if f.Subject != "arn:aws:sts::123456789012:assumed-role/agent" || f.RoleSession != "agent" || f.AuthMethod != "iam" || f.Tenant != "123456789012" {
 		t.Errorf("identity %+v", f)
 	}
 	if f.Era != "modern" || f.ClientName != "agent-x" || f.JSONRPCID != `"call-7"` {
@@ -221,5 +221,59 @@ func TestServeLocallyAndShutDown(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not stop")
+	}
+}
+
+func TestIAMAssumedRoleSubjectIsTheRole(t *testing.T) {
+	aud, client, table := auditTable(t)
+	principal := &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+		AccountID: "123456789012", CallerID: "AROAEXAMPLEID:mallory-chose-this", UserID: "AROAEXAMPLEID:mallory-chose-this",
+		UserARN: "arn:aws:sts::123456789012:assumed-role/agent/mallory-chose-this",
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_call","arguments":{"entityId":"r-1"}}}`
+	for _, c := range []struct {
+		name          string
+		sessionLevel  bool
+		subject, user string
+	}{
+		// The role is who was authorised; the session name is whatever the
+		// assumer typed (sts:AssumeRole RoleSessionName).
+		{"role", false, "arn:aws:sts::123456789012:assumed-role/agent", "AROAEXAMPLEID"},
+		{"session level, opted in", true, principal.UserARN, principal.UserID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, func(cfg *Config) {
+				cfg.Auth = AuthIAM
+				cfg.IAMSessionSubjects = c.sessionLevel
+				cfg.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
+			})
+			e.api.mu.Lock()
+			e.api.functions["fn-echo"] = adapter.New(e.cat.echo, adapter.WithAuditor(aud), adapter.WithLogger(e.cfgUsed.Logger), adapter.WithCallVerifier(e.verifiers["fn-echo"]))
+			e.api.mu.Unlock()
+			ctx, cancel := lambdaContext("", 20*time.Second)
+			defer cancel()
+			resp, err := e.gw.LambdaHandler()(ctx, functionURLEvent(call, principal, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rpc struct {
+				Result mcp.CallToolResult `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(resp.Body), &rpc); err != nil {
+				t.Fatalf("%v: %s", err, resp.Body)
+			}
+			f := factsFrom(t, &rpc.Result)
+			if f.Subject != c.subject || f.ClientID != c.user || f.RoleSession != "mallory-chose-this" {
+				t.Errorf("identity %+v, want subject %s, client %s, session recorded apart", f, c.subject, c.user)
+			}
+			rows := rowsOf(t, client, table, f.CallID)
+			if len(rows) != 1 || attr(rows[0], "callerSubject") != c.subject || attr(rows[0], "callerRoleSession") != "mallory-chose-this" {
+				t.Errorf("audit rows %v", rows)
+			}
+		})
+	}
+	// An IAM user has no session: its ARN is the subject.
+	if role, session := splitAssumedRole("arn:aws:iam::123456789012:user/alice"); role != "arn:aws:iam::123456789012:user/alice" || session != "" {
+		t.Errorf("user: %s %s", role, session)
 	}
 }

@@ -12,6 +12,7 @@ import (
 const (
 	EnvMCPAddr          = "MCPFN_LOCAL_MCP_ADDR"
 	EnvInvokeAddr       = "MCPFN_LOCAL_INVOKE_ADDR"
+	EnvInvokeHosts      = "MCPFN_LOCAL_INVOKE_HOSTS" // comma separated, besides loopback
 	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
@@ -56,6 +57,10 @@ type Config struct {
 	MCPAddr string
 	// InvokeAddr is the Lambda Invoke API router's listen address.
 	InvokeAddr string
+	// InvokeAllowedHosts are Host values the Invoke API serves besides
+	// loopback names and addresses (e.g. host.docker.internal for a
+	// container that invokes local functions). Default none.
+	InvokeAllowedHosts []string
 	// DynamoDBAddr is where DynamoDB Local listens (its port; DynamoDB Local
 	// binds every interface). Ignored when DynamoDBEndpoint is set.
 	DynamoDBAddr string
@@ -144,6 +149,9 @@ func ConfigFromEnv() Config {
 		IssuerAddr:       get(EnvIssuerAddr),
 		AgentCoreAddr:    get(EnvAgentCoreAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
+		InvokeAllowedHosts: strings.FieldsFunc(get(EnvInvokeHosts), func(r rune) bool {
+			return r == ',' || r == ' '
+		}),
 	}
 }
 

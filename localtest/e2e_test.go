@@ -106,6 +106,8 @@ func testConfig(dir string) localtest.Config {
 		PoolSize:     2,
 		// Free ports for the AgentCore front too (default 8081).
 		AgentCoreAddr: "127.0.0.1:0",
+		// A name the Invoke API serves besides loopback ones.
+		InvokeAllowedHosts: []string{"invoke.mcpfn.test"},
 		ExtraFunctions: []localtest.FunctionSpec{
 			{Name: faultyFunction, Package: "./localtest/internal/faulty/function", Tool: faulty.Name, Timeout: faultyTimeoutSeconds},
 			{Name: faultySingleFunction, Package: "./localtest/internal/faulty/function", Timeout: faultyTimeoutSeconds, MaxConcurrency: 1},

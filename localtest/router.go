@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -31,6 +33,10 @@ type router struct{ s *Stack }
 func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := uuid.NewString()
 	w.Header().Set("X-Amzn-RequestId", reqID)
+	if status, msg := rt.refuse(r); status != 0 {
+		lambdaError(w, status, "AccessDeniedException", "User", msg)
+		return
+	}
 	name, ok := functionNameFromPath(r.URL.Path)
 	if !ok {
 		lambdaError(w, http.StatusNotFound, "UnknownOperationException", "User", "unknown operation "+r.Method+" "+r.URL.Path)
@@ -123,6 +129,55 @@ func (s *Stack) Invocations(function string) int64 {
 		return f.invocations.Load()
 	}
 	return 0
+}
+
+// refuse keeps web pages away from the Invoke API, which runs any function
+// for whoever reaches it and has no authentication (Lambda's SigV4 is not
+// checked locally). A page can reach a loopback port through DNS rebinding
+// (a foreign Host) or a cross-site request; the AWS SDK sends neither a
+// foreign Host, nor Origin or Sec-Fetch-* headers, nor a content type a
+// browser may send without a CORS preflight (it sends
+// application/octet-stream). It returns the status of a refusal, or 0.
+func (rt router) refuse(r *http.Request) (int, string) {
+	if !rt.hostAllowed(r.Host) {
+		return http.StatusForbidden, fmt.Sprintf("host %q is not served by the local Invoke API (loopback only; see Config.InvokeAllowedHosts)", r.Host)
+	}
+	if r.Header.Get("Origin") != "" {
+		return http.StatusForbidden, "browser requests (Origin) are not served by the local Invoke API"
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "none" {
+		return http.StatusForbidden, "browser requests (Sec-Fetch-Site) are not served by the local Invoke API"
+	}
+	if r.Method == http.MethodPost {
+		switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt {
+		case "text/plain", "application/x-www-form-urlencoded", "multipart/form-data":
+			// The types a form or a simple fetch sends without a preflight.
+			return http.StatusUnsupportedMediaType, "Content-Type " + mt + " is not an Invoke payload"
+		}
+	}
+	return 0, ""
+}
+
+// hostAllowed accepts loopback names and addresses, with or without a port,
+// and Config.InvokeAllowedHosts.
+func (rt router) hostAllowed(hostport string) bool {
+	host := strings.ToLower(hostport)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, h := range rt.s.cfg.InvokeAllowedHosts {
+		if strings.EqualFold(h, host) || strings.EqualFold(h, hostport) {
+			return true
+		}
+	}
+	return false
 }
 
 // functionError recognises the emulator's ways of reporting that the

@@ -522,6 +522,9 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 		return err
 	}
 	cfg.Spans = em
+	if s.auditTable != "" {
+		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.DynamoDB(), Emitter: em})
+	}
 	if s.gwLog, err = os.OpenFile(s.LogPath(gatewayID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return fmt.Errorf("localtest: %w", err)
 	}
@@ -550,8 +553,10 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		gateway.EnvAllowedHosts: true, gateway.EnvAllowedOrigins: true, gateway.EnvResourceURL: true,
 		gateway.EnvInvokeTimeout: true, gateway.EnvMaxBodyBytes: true, gateway.EnvInvokeAttempts: true,
 		gateway.EnvMaxBatch: true, gateway.EnvMCPPath: true, gateway.EnvListenAddr: true,
-		// Globals meant for the tool functions; the gateway writes no
-		// audit rows.
+		gateway.EnvMaxInvokes: true, gateway.EnvMaxRequestInvokes: true, gateway.EnvIAMSessionSubjects: true,
+		// The audit table: the gateway writes the rows of calls the
+		// functions never saw; the stack binds its auditor to DynamoDB
+		// Local (startGateway).
 		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 	}
@@ -570,7 +575,9 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 	local[gateway.EnvJWTIssuer] = s.iss.url
 	local[gateway.EnvJWTAudience] = Audience
 	local[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
-	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath} {
+	// The auditor is bound by the stack, to DynamoDB Local: ConfigFrom
+	// would build one from the process's AWS configuration.
+	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable} {
 		delete(local, k)
 	}
 	cfg, err := gateway.ConfigFrom(func(k string) string { return local[k] })

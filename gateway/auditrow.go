@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
+)
+
+// delivery is what the gateway knows of whether the function saw a call.
+type delivery int
+
+const (
+	// answered: the function answered (its adapter wrote the call's row),
+	// or the call never failed. The gateway writes no row.
+	answered delivery = iota
+	// notSent: the gateway refused the call or Lambda refused it before
+	// running anything (throttle, not found, denied, no slot, no time). The
+	// gateway writes the call's final row.
+	notSent
+	// maybeRun: the request reached Lambda, but no answer came back (5xx,
+	// reset, timeout, crash). The gateway writes a pending row: the
+	// function's own final row, if it comes, completes it; a function row
+	// already there is kept (the audit's conditional writes).
+	maybeRun
+)
+
+// StageGateway is the audit row stage of a call that failed at the gateway.
+const StageGateway = "gateway"
+
+// recordUnseen writes the audit row of a call the function did not answer:
+// the row the function would have written, with the same call id, built
+// from what the gateway knows, so that every call has a row.
+func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *adapter.Envelope, f *forward, spanID string, destructive bool) {
+	row := &audit.Row{
+		CallID:          env.CallID,
+		Tool:            env.Params.Name,
+		Source:          string(adapter.SourceEnvelope),
+		MCPEra:          string(env.MCP.Era),
+		MCPMethod:       env.MCP.Method,
+		ProtocolVersion: env.MCP.ProtocolVersion,
+		SessionID:       env.SessionID,
+		StartedAt:       f.start.UTC(),
+		DurationMs:      float64(f.end.Sub(f.start).Microseconds()) / 1000,
+		Stage:           StageGateway,
+		ErrorCode:       string(f.code),
+		Arguments:       env.Params.Arguments,
+		LambdaRequestID: f.requestID,
+		FunctionName:    f.function,
+		Destructive:     destructive,
+	}
+	if ci := env.MCP.ClientInfo; ci != nil {
+		row.ClientName, row.ClientVersion = ci.Name, ci.Version
+	}
+	if id := ri.identity; id != nil {
+		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
+		row.CallerIssuer = id.Issuer
+		row.CallerIP, row.CallerUserAgent, row.Tenant = id.IP, id.UserAgent, id.Tenant
+		row.CallerRoleSession = id.RoleSession
+	}
+	if t := ri.trace; t.Root != "" {
+		// The row's span sits where the function's would have: under the
+		// gateway's forward subsegment (or the gateway's parent when the
+		// trace is unsampled and no subsegment was made).
+		row.TraceID, row.Sampled, row.ParentSpanID = t.Root, t.Sampled, t.Parent
+		if spanID != "" {
+			row.ParentSpanID = spanID
+		}
+	}
+	if e := f.public; e != nil {
+		row.ErrorMessage = e.Message
+		if b, err := json.Marshal(e.Details); err == nil && e.Details != nil {
+			row.ErrorDetails = b
+		}
+	}
+	if f.cause != nil {
+		// The caller's copy names neither function nor account; the audit
+		// keeps the why, as the adapter does for scrubbed errors.
+		row.RawError = f.cause.Error()
+	}
+
+	// The write belongs to the gateway's invocation, not to the caller's
+	// connection: it survives a disconnect but not the invocation.
+	wctx := context.WithoutCancel(ctx)
+	if !ri.deadline.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(wctx, ri.deadline)
+		defer cancel()
+	} else {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(wctx, 5*time.Second)
+		defer cancel()
+	}
+	if f.delivery == maybeRun {
+		_, _ = g.cfg.Recorder.Pending(wctx, row)
+		return
+	}
+	g.cfg.Recorder.Record(wctx, row)
+}

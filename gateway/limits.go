@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"context"
+)
+
+// slots is a counting semaphore: a buffered channel holding one token per
+// Invoke in flight.
+type slots chan struct{}
+
+func newSlots(n int) slots { return make(slots, n) }
+
+// acquire takes a slot of every limit in order (the request's, then the
+// process's), waiting until ctx ends. It returns the release of what it
+// took, or ctx's error having taken nothing. The request's slot is taken
+// first so a batch queues behind itself rather than holding process slots
+// it cannot use yet.
+func acquire(ctx context.Context, limits ...slots) (release func(), err error) {
+	taken := 0
+	release = func() {
+		for _, s := range limits[:taken] {
+			if s != nil {
+				<-s
+			}
+		}
+	}
+	for _, s := range limits {
+		if s == nil {
+			taken++ // a nil limit is no limit
+			continue
+		}
+		select {
+		case s <- struct{}{}:
+			taken++
+		case <-ctx.Done():
+			release()
+			return nil, ctx.Err()
+		}
+	}
+	return release, nil
+}
