@@ -194,6 +194,12 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	}
 	if err := json.Unmarshal(out.Payload, &resp); err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
 		f.error = true
+		if e := rpcErrorAnswer(out.Payload); resp.Version == "" && e != nil {
+			// The function could not recognise the envelope (it nests
+			// deeper than it decodes) and answered in JSON-RPC: a
+			// protocol failure it reports, passed on as such.
+			return nil, e
+		}
 		return f.failure(adapter.CodeInternal, "the tool function gave an answer the gateway cannot read", false,
 			fmt.Errorf("function %s answered %d bytes that are not an mcpfn envelope response with a CallToolResult (%v)", f.function, len(out.Payload), err)), nil
 	}
@@ -376,4 +382,17 @@ func removeRecursionDetection(s *middleware.Stack) error {
 		return err
 	}
 	return nil
+}
+
+// rpcErrorAnswer is the error of a JSON-RPC error response, nil for
+// anything else.
+func rpcErrorAnswer(payload []byte) *jsonrpc.Error {
+	var r struct {
+		JSONRPC string            `json:"jsonrpc"`
+		Error   *adapter.RPCError `json:"error"`
+	}
+	if json.Unmarshal(payload, &r) != nil || r.JSONRPC != "2.0" || r.Error == nil || r.Error.Code == 0 {
+		return nil
+	}
+	return &jsonrpc.Error{Code: int64(r.Error.Code), Message: r.Error.Message}
 }

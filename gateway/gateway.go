@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -251,6 +252,13 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 			return
 		}
 		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return
+	}
+	if !utf8.Valid(body) {
+		// JSON text is UTF-8 (RFC 8259 §8.1). The go-sdk would pass the
+		// bytes through into the arguments, and the function, which
+		// refuses them, could not even read the envelope they came in.
+		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCParseError, "the request body is not valid UTF-8")
 		return
 	}
 	ri := &requestInfo{
