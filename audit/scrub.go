@@ -167,6 +167,16 @@ func scrubStrings(v any) any {
 // hand into a log): it is sanitized again, as JSON when it is JSON and as
 // text when it is a truncated preview.
 func scrubRow(r *Row, replayed bool) {
+	// What the caller sent about itself (headers, client info, _meta, a
+	// claimed identity) is attribution text it chose: a client can put a
+	// credential in its User-Agent or Mcp-Session-Id as easily as in an
+	// argument.
+	for _, p := range []*string{
+		&r.SessionID, &r.CallerUserAgent, &r.ClientName, &r.ClientVersion,
+		&r.LinkedTraceparent, &r.UnverifiedCaller, &r.CallerRoleSession,
+	} {
+		*p = SanitizeText(*p, maxShortField)
+	}
 	r.ErrorMessage = SanitizeText(r.ErrorMessage, maxErrorMessage)
 	r.RawError = SanitizeText(r.RawError, maxRawError)
 	if len(r.ErrorDetails) > 0 {

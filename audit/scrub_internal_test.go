@@ -1,0 +1,35 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+)
+
+// What a caller says about itself — User-Agent, Mcp-Session-Id, client
+// info, a traceparent, a claimed identity — is scrubbed like any free text
+// before a row is written or replayed. The adversarial suite found a
+// bearer token in a User-Agent and a session id stored verbatim.
+func TestScrubRowAttribution(t *testing.T) {
+	const secret = "Bearer sk-live-0123456789abcdefghij"
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+	for _, replayed := range []bool{false, true} {
+		r := &Row{CallID: "c", SessionID: secret, CallerUserAgent: "curl/8 " + secret, ClientName: jwt, ClientVersion: secret,
+			LinkedTraceparent: secret, UnverifiedCaller: jwt + "@issuer", CallerRoleSession: secret}
+		scrubRow(r, replayed)
+		for name, v := range map[string]string{"sessionId": r.SessionID, "callerUserAgent": r.CallerUserAgent, "clientName": r.ClientName,
+			"clientVersion": r.ClientVersion, "linkedTraceparent": r.LinkedTraceparent, "unverifiedCaller": r.UnverifiedCaller, "callerRoleSession": r.CallerRoleSession} {
+			if strings.Contains(v, "sk-live-0123") || strings.Contains(v, "c2lnbmF0dXJl") {
+				t.Errorf("replayed=%v: %s keeps the secret: %q", replayed, name, v)
+			}
+		}
+		if !strings.HasPrefix(r.CallerUserAgent, "curl/8 ") {
+			t.Errorf("the user agent lost what is not secret: %q", r.CallerUserAgent)
+		}
+	}
+	// Ordinary attribution is kept as it is.
+	r := &Row{SessionID: "550e8400-e29b-41d4-a716-446655440000", CallerUserAgent: "mcp-client/1.0", ClientName: "inspector", ClientVersion: "0.17.0"}
+	scrubRow(r, false)
+	if r.SessionID != "550e8400-e29b-41d4-a716-446655440000" || r.CallerUserAgent != "mcp-client/1.0" || r.ClientName != "inspector" || r.ClientVersion != "0.17.0" {
+		t.Errorf("ordinary attribution changed: %+v", r)
+	}
+}
