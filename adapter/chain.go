@@ -143,7 +143,9 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		return r
 	}
 	if d.toolName != f.tool.name {
-		err := Errorf(CodeNotFound, "unknown tool %q; this function serves %q", d.toolName, f.tool.name)
+		// A protocol failure like every other decode failure: the row
+		// says BAD_REQUEST, as an AgentCore caller is told.
+		err := Errorf(CodeBadRequest, "unknown tool %q; this function serves %q", d.toolName, f.tool.name)
 		fail(StageDecode, err)
 		return response{rpcErr: &RPCError{Code: RPCInvalidParams, Message: err.Message}, callID: call.ID}
 	}
