@@ -130,6 +130,8 @@ func TestAgentCoreBadCallTokensAreRefused(t *testing.T) {
 		{"other tool", lambdatest.InterceptorToken(testFunction, "widget_delete", "ic-1", alice, []byte(widgetArgs), in), calltoken.ReasonTool},
 		{"other arguments", lambdatest.InterceptorToken(testFunction, "widget_update", "ic-1", alice, []byte(`{"entityId":"w-2"}`), in), calltoken.ReasonArguments},
 		{"junk", "not-a-token", calltoken.ReasonMalformed},
+		// The gateway's token for the same call: each format has its signer.
+		{"signed by the gateway", tokenFor(testFunction, "widget_update", "ic-1", alice, widgetArgs, in), calltoken.ReasonSigner},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

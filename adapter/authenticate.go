@@ -37,9 +37,11 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) err
 		return refused(call, d, &calltoken.Error{Reason: calltoken.ReasonNoKeys,
 			Detail: "this function has no call-token keys (MCPFN_CALL_KEY_SECRET)"})
 	}
-	want := calltoken.Expect{Tool: d.toolName, Args: d.args}
+	// Each format has one signer: a gateway token does not open the
+	// AgentCore path, nor an interceptor token an envelope.
+	want := calltoken.Expect{Tool: d.toolName, Args: d.args, Signer: calltoken.SignerInterceptor}
 	if d.source == SourceEnvelope {
-		want.CallID = d.callID
+		want.CallID, want.Signer = d.callID, calltoken.SignerGateway
 	}
 	claims, err := v.Verify(ctx, d.callToken, want)
 	if err != nil {

@@ -69,6 +69,8 @@ func TestForgedEnvelopesAreRefused(t *testing.T) {
 		{"other call's token", tokenFor(testFunction, "widget_update", "c-2", alice, widgetArgs, in), widgetArgs, calltoken.ReasonCallID},
 		{"other arguments", good, `{"entityId":"w-2"}`, calltoken.ReasonArguments},
 		{"other tool's token", tokenFor(testFunction, "widget_delete", "c-1", alice, widgetArgs, in), widgetArgs, calltoken.ReasonTool},
+		// The interceptor signs _mcpfn for AgentCore, never an envelope.
+		{"signed by the interceptor", lambdatest.InterceptorToken(testFunction, "widget_update", "c-1", mallory, []byte(widgetArgs), in), widgetArgs, calltoken.ReasonSigner},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

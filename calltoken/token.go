@@ -137,6 +137,10 @@ type Expect struct {
 	Tool   string // params.name
 	CallID string // the envelope's call id; "" when the format carries none
 	Args   []byte // the arguments as received
+	// Signer is the signer the call's format comes from ("iss"): the
+	// gateway signs envelopes, the AgentCore interceptor signs _mcpfn. ""
+	// accepts any signer the verifier accepts.
+	Signer string
 }
 
 // Unverified returns the caller a token claims, without checking anything.
@@ -169,6 +173,9 @@ func verifyClaims(c *Claims, audience string, signers []string, want Expect, now
 	}
 	if !slices.Contains(signers, c.Issuer) {
 		return refuse(ReasonSigner, "the token's signer is not one this function accepts")
+	}
+	if want.Signer != "" && c.Issuer != want.Signer {
+		return refuse(ReasonSigner, "the token's signer does not sign calls in this format")
 	}
 	if c.Tool != want.Tool {
 		return refuse(ReasonTool, "the token is for tool %q", c.Tool)
