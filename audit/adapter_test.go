@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -201,29 +200,8 @@ func TestAdapterUnsampledAndUntraced(t *testing.T) {
 	}
 }
 
-func TestAdapterConcurrentCallsKeepTheirOwnRows(t *testing.T) {
-	e := newEnv(t)
-	fn := newFunction(deleteTool(t, false), adapter.WithAuditor(e.auditor(t, audit.Config{AttemptTimeout: 30 * time.Second})))
-	const n = 200
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			invokeLambda(t, fn, envelope(t, fmt.Sprintf("call-%03d", i), deleteIn{ID: fmt.Sprintf("b-%03d", i)}),
-				"Root="+lambdaRoot+";Parent="+lambdaParent+";Sampled=1")
-		})
-	}
-	wg.Wait()
-	items := e.items(t)
-	if len(items) != n {
-		t.Fatalf("%d rows, want %d", len(items), n)
-	}
-	for _, it := range items {
-		id := strings.TrimPrefix(str(it, "callId"), "call-")
-		if str(it, "entityKey") != "entityId#b-"+id || str(it, "argsPreview") != `{"id":"b-`+id+`"}` {
-			t.Errorf("call-%s stamped with %s / %s", id, str(it, "entityKey"), str(it, "argsPreview"))
-		}
-	}
-}
+// Concurrent calls keeping their own rows: TestIsolationThousandConcurrentCalls
+// (isolation_test.go), 1,000 calls each with its own caller, trace and entity.
 
 func TestAdapterUnreachableTableFallbackReplay(t *testing.T) {
 	e := newEnv(t)
