@@ -711,6 +711,17 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		{class: "gateway/ok/secret-in-text", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
 			return s.gateway(t, toolCall("broadcast_create", createArgs()), header("Mcp-Session-Id", s.secret), header("User-Agent", s.secret)), nil
 		}, rowCode: "ok"},
+		{class: "gateway/ok/secret-in-meta", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
+			sec := string(mustJSON(s.secret))
+			return s.gateway(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"broadcast_create","arguments":{"channel":"adv","text":"x"},`+
+				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`+
+				`"io.modelcontextprotocol/clientInfo":{"name":`+sec+`,"version":`+sec+`},"traceparent":`+sec+`,"progressToken":`+sec+`}}}`,
+				header("Mcp-Protocol-Version", "2026-07-28"), header("Mcp-Method", "tools/call"), header("Mcp-Name", "broadcast_create")), nil
+		}, rowCode: "ok"},
+		{class: "gateway/header/secret-trace-id", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
+			return s.gateway(t, toolCall("broadcast_create", `{"channel":"adv","text":"x"}`),
+				header("X-Amzn-Trace-Id", "Root="+strings.TrimPrefix(s.secret, "Bearer ")+";Parent="+strings.TrimPrefix(s.secret, "Bearer ")+";Sampled=1")), nil
+		}, rowCode: "ok"},
 		// Batches (2025-03-26).
 		{class: "gateway/batch/nested", run: gw(`[[`+advToolCall+`]]`, header("Mcp-Protocol-Version", "2025-03-26")), want: advAnswer{Batch: []advAnswer{{RPC: -32600}}}},
 		{class: "gateway/batch/in-a-later-protocol", run: gw(`[` + advToolCall + `]`), want: advAnswer{Status: 400, RPC: -32600}},
@@ -799,6 +810,11 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		{class: "invoke/type/name-number", run: raw([]byte(`{"mcpfn":"1","callId":"n","params":{"name":5}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/type/caller-string", run: raw([]byte(`{"mcpfn":"1","callId":"c","params":{"name":"broadcast_delete","arguments":{}},"caller":"mallory"}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/type/jsonrpc", run: raw([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"broadcast_delete","arguments":{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}}}`)), want: advAnswer{Tool: "UNAUTHORIZED"}, rowCode: "UNAUTHORIZED"},
+		{class: "invoke/header/secret-trace-id", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
+			core := strings.TrimPrefix(s.secret, "Bearer ")
+			return invokeHTTP(t, "BroadcastDeleteFunction", []byte(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`), agentCoreContext("broadcast-delete___broadcast_delete", unique("adv-ac"), nil),
+				header("X-Amzn-Trace-Id", "Root="+core+";Parent="+core+";Sampled=1")), nil
+		}, want: advAnswer{Tool: "UNAUTHORIZED"}, rowCode: "UNAUTHORIZED"},
 		// Envelopes.
 		{class: "envelope/forged-caller", run: inv(func(t *testing.T, s *advSuite, callID string) ([]byte, []string) {
 			env := advEnvelope(callID, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
@@ -809,6 +825,19 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 				t.Errorf("rows %+v: want one row naming no caller, mallory unverified", rows)
 			}
 		}},
+		{class: "envelope/secret-call-id", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
+			env := advEnvelope(s.secret, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
+			return invokeHTTP(t, "BroadcastDeleteFunction", mustJSON(env), nil), nil
+		}, want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "envelope/secret-attribution", run: inv(func(t *testing.T, s *advSuite, callID string) ([]byte, []string) {
+			env := advEnvelope(callID, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
+			env["sessionId"] = s.secret
+			env["traceHeader"] = "Root=" + strings.TrimPrefix(s.secret, "Bearer ") + ";Sampled=1"
+			env["mcp"] = map[string]any{"era": "modern", "method": "tools/call", "protocolVersion": s.secret, "clientInfo": map[string]any{"name": s.secret, "version": s.jwt}}
+			env["params"].(map[string]any)["_meta"] = map[string]any{"traceparent": s.secret}
+			env["callToken"] = s.deleteToken(t, callID, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
+			return mustJSON(env), nil
+		}), want: advAnswer{Tool: "NOT_FOUND"}, rowCode: "NOT_FOUND"},
 		{class: "envelope/replayed", run: inv(func(t *testing.T, s *advSuite, callID string) ([]byte, []string) {
 			env := advEnvelope(callID, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
 			env["callToken"] = s.deleteToken(t, callID, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
@@ -902,6 +931,12 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		{class: "agentcore/secret-in-client-context", run: ac(acDelete, literal(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`), map[string]string{
 			"bedrockAgentCorePropagatedHeaders": string(mustJSON(map[string]string{"authorization": s.secret, "x-api-key": s.jwt})),
 		}), want: advAnswer{Tool: "UNAUTHORIZED"}, rowCode: "UNAUTHORIZED"},
+		{class: "agentcore/secret-request-id", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
+			core := strings.TrimPrefix(s.secret, "Bearer ")
+			cc := agentCoreContext("broadcast-delete___broadcast_delete", s.secret, map[string]string{"bedrockAgentCoreMcpMessageId": core,
+				"bedrockAgentCoreGatewayId": core, "bedrockAgentCoreTargetId": s.jwt})
+			return invokeHTTP(t, "BroadcastDeleteFunction", []byte(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`), cc), nil
+		}, want: advAnswer{Tool: "UNAUTHORIZED"}, rowCode: "UNAUTHORIZED"},
 		{class: "agentcore/payload-not-object", run: ac(acDelete, literal(`[1,2,3]`), nil), want: advAnswer{Tool: "VALIDATION_ERROR"}, rowCode: "VALIDATION_ERROR"},
 		{class: "agentcore-front/token-none", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
 			return s.front(t, frontCall("broadcast-get___broadcast_get", `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`), noHeader("Authorization")), nil
