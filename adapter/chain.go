@@ -78,8 +78,12 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 		c.Trace = ParseTraceHeader(h)
 		c.Trace.From = "lambda"
 	} else if d.envTrace != "" {
-		c.Trace = ParseTraceHeader(d.envTrace)
-		c.Trace.From = "envelope"
+		// The envelope's header is payload: one that is not a well-formed
+		// X-Ray header is dropped, as the gateway drops a caller's.
+		if t := ParseTraceHeader(d.envTrace); traceRootPattern.MatchString(t.Root) && (t.Parent == "" || spanIDPattern.MatchString(t.Parent)) {
+			c.Trace = t
+			c.Trace.From = "envelope"
+		}
 	}
 	if d.meta != nil {
 		if tp, ok := d.meta["traceparent"].(string); ok {

@@ -174,11 +174,20 @@ func TestTraceParentComesFromTheInvocation(t *testing.T) {
 	}
 
 	// sam local gives no header: the caller's header from the envelope.
-	env := map[string]any{"mcpfn": "1", "callId": "c2", "traceHeader": "Root=1-ccc-ddd;Parent=1111111111111111;Sampled=0",
+	const envRoot = "1-5f84c7a1-cccccccccccccccccccccccc"
+	env := map[string]any{"mcpfn": "1", "callId": "c2", "traceHeader": "Root=" + envRoot + ";Parent=1111111111111111;Sampled=0",
 		"params": map[string]any{"name": "widget_update", "arguments": args}}
 	got = run(mustJSON(t, env), "")
-	if got.Trace.Root != "1-ccc-ddd" || got.Trace.Parent != "1111111111111111" || got.Trace.From != "envelope" {
+	if got.Trace.Root != envRoot || got.Trace.Parent != "1111111111111111" || got.Trace.From != "envelope" {
 		t.Fatalf("trace = %+v", got.Trace)
+	}
+	// The envelope's header is payload: a malformed one (here a credential
+	// where the root should be) is dropped, never copied into the row.
+	for _, h := range []string{"Root=Bearer sk-live-0123456789abcdef;Sampled=1", "Root=1-ccc-ddd;Parent=1111111111111111", "Root=" + envRoot + ";Parent=xyz"} {
+		env["traceHeader"] = h
+		if got = run(mustJSON(t, env), ""); got.Trace.Root != "" || got.Trace.Parent != "" || got.Trace.From != "" {
+			t.Fatalf("envelope header %q kept as %+v", h, got.Trace)
+		}
 	}
 
 	// Nothing anywhere: no parent, no root, nothing invented.

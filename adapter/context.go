@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"maps"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +104,12 @@ type Trace struct {
 	// invokes.
 	SpanID string
 }
+
+// The shapes of an X-Ray trace id and span (segment) id.
+var (
+	traceRootPattern = regexp.MustCompile(`^1-[0-9a-f]{8}-[0-9a-f]{24}$`)
+	spanIDPattern    = regexp.MustCompile(`^[0-9a-f]{16}$`)
+)
 
 // ParseTraceHeader splits an X-Ray trace header ("Root=…;Parent=…;Sampled=1").
 // It never invents a part the header lacks.

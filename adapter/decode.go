@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	json "github.com/segmentio/encoding/json"
+
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // acceptedFormats is quoted by every "unrecognised payload" error, so a caller
@@ -207,6 +209,11 @@ func decodedEnvelope(env Envelope) *decoded {
 	switch {
 	case env.CallID == "":
 		d.err, d.rpcCode = NewError(CodeBadRequest, "the mcpfn envelope has no callId"), RPCInvalidRequest
+	case !validCallID(env.CallID):
+		// It would key the audit row: the row is kept under the Lambda
+		// request id instead.
+		d.callID = ""
+		d.err, d.rpcCode = Errorf(CodeBadRequest, "the mcpfn envelope's callId is not an id (at most %d letters, digits and %s; nothing secret-shaped)", maxCallIDLen, callIDPunct), RPCInvalidRequest
 	case env.Params.Name == "":
 		d.err, d.rpcCode = NewError(CodeBadRequest, "the mcpfn envelope names no tool (params.name)"), RPCInvalidParams
 	}
@@ -221,9 +228,33 @@ func envelopeVersionFailure(env Envelope, version string) *decoded {
 	}
 	d := decodeFailure(SourceEnvelope, RPCInvalidRequest, CodeBadRequest,
 		"unsupported mcpfn envelope version %s; this function accepts version %q (a JSON string)", version, EnvelopeVersion)
-	d.callID = env.CallID
+	if validCallID(env.CallID) {
+		d.callID = env.CallID
+	}
 	d.toolName = env.Params.Name
 	return d
+}
+
+// maxCallIDLen and callIDPunct bound a call id that the payload supplies.
+const (
+	maxCallIDLen = 128
+	callIDPunct  = "._:#@/+=~-"
+)
+
+// validCallID reports whether id may key an audit row: what signers and
+// AgentCore generate (hex, UUIDs, request id:message id), never free text
+// or a credential a sender put there.
+func validCallID(id string) bool {
+	if id == "" || len(id) > maxCallIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(callIDPunct, c) >= 0) {
+			return false
+		}
+	}
+	return !audit.IsSecretValue(id)
 }
 
 // rpcRequest is a JSON-RPC 2.0 request or notification.
@@ -339,8 +370,9 @@ func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *d
 	}
 	d := &decoded{source: SourceAgentCore, method: "tools/call", toolName: name, agentCore: facts,
 		mcp: &MCPMeta{Era: EraUnknown, Method: "tools/call", Tool: name, Round: 1}}
-	if facts.RequestID != "" && facts.MCPMessageID != "" {
-		d.callID = facts.RequestID + ":" + facts.MCPMessageID
+	if id := facts.RequestID + ":" + facts.MCPMessageID; facts.RequestID != "" && facts.MCPMessageID != "" && validCallID(id) {
+		// Otherwise the Lambda request id names the call.
+		d.callID = id
 	}
 	if raw, ok := custom[acPropagatedHeaders]; ok && raw != "" {
 		headers, err := parsePropagatedHeaders(raw)

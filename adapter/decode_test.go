@@ -313,3 +313,40 @@ func TestEnvelopeVersionIsTheString1(t *testing.T) {
 		})
 	}
 }
+
+// A call id keys the audit row, so one the payload supplies must be an id:
+// free text or a credential there is refused (envelope) or ignored
+// (AgentCore), and the Lambda request id names the call instead. The
+// adversarial suite found a bearer token stored as a row's key.
+func TestCallIDsThatAreNotIDs(t *testing.T) {
+	for _, id := range []string{"Bearer sk-live-0123456789abcdefghij", "sk-live-0123456789abcdefghij", "a b", strings.Repeat("c", 129), "c\u00e9"} {
+		rec := newRecorder()
+		fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
+		payload := mustJSON(t, map[string]any{"mcpfn": "1", "callId": id, "params": map[string]any{"name": "widget_update", "arguments": map[string]any{"entityId": "w"}}})
+		raw := invoke(t, fn, payload, lambdaInvoke{RequestID: "req-42"})
+		if !strings.Contains(string(raw), "callId is not an id") {
+			t.Errorf("callId %q answered %s", id, raw)
+		}
+		if got := rec.only(t); got.CallID != "req-42#0" {
+			t.Errorf("callId %q: the call is named %q, want the Lambda request id", id, got.CallID)
+		}
+	}
+	for _, good := range []string{"5f0c1e7a9b2d4c3e8f7a6b5c4d3e2f10", "local-delete-0001", "0b3f1c9e-2a4d-4e8f-9c1b-7d6e5f4a3b2c:17"} {
+		rec := newRecorder()
+		fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
+		invoke(t, fn, signedRaw(t, good, "widget_update", `{"entityId":"w"}`), lambdaInvoke{RequestID: "req-43"})
+		if got := rec.only(t); got.CallID != good {
+			t.Errorf("call id %q became %q", good, got.CallID)
+		}
+	}
+	// AgentCore: the client context's request and message ids name the
+	// call only when they make an id.
+	rec := newRecorder()
+	fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
+	custom := agentCoreContext("widgets___widget_update")
+	custom["bedrockAgentCoreAwsRequestId"] = "Bearer sk-live-0123456789abcdefghij"
+	invoke(t, fn, []byte(`{"entityId":"w"}`), lambdaInvoke{RequestID: "req-44", Custom: custom})
+	if got := rec.only(t); got.CallID != "req-44#0" {
+		t.Errorf("AgentCore call named %q, want the Lambda request id", got.CallID)
+	}
+}
