@@ -174,6 +174,7 @@ func scrubRow(r *Row, replayed bool) {
 	for _, p := range []*string{
 		&r.SessionID, &r.CallerUserAgent, &r.ClientName, &r.ClientVersion,
 		&r.LinkedTraceparent, &r.UnverifiedCaller, &r.CallerRoleSession,
+		&r.ProtocolVersion, &r.MCPMethod, &r.MCPEra,
 	} {
 		*p = SanitizeText(*p, maxShortField)
 	}

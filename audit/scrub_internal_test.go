@@ -14,10 +14,12 @@ func TestScrubRowAttribution(t *testing.T) {
 	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
 	for _, replayed := range []bool{false, true} {
 		r := &Row{CallID: "c", SessionID: secret, CallerUserAgent: "curl/8 " + secret, ClientName: jwt, ClientVersion: secret,
-			LinkedTraceparent: secret, UnverifiedCaller: jwt + "@issuer", CallerRoleSession: secret}
+			LinkedTraceparent: secret, UnverifiedCaller: jwt + "@issuer", CallerRoleSession: secret,
+			ProtocolVersion: secret, MCPMethod: jwt, MCPEra: secret}
 		scrubRow(r, replayed)
 		for name, v := range map[string]string{"sessionId": r.SessionID, "callerUserAgent": r.CallerUserAgent, "clientName": r.ClientName,
-			"clientVersion": r.ClientVersion, "linkedTraceparent": r.LinkedTraceparent, "unverifiedCaller": r.UnverifiedCaller, "callerRoleSession": r.CallerRoleSession} {
+			"clientVersion": r.ClientVersion, "linkedTraceparent": r.LinkedTraceparent, "unverifiedCaller": r.UnverifiedCaller, "callerRoleSession": r.CallerRoleSession,
+			"protocolVersion": r.ProtocolVersion, "mcpMethod": r.MCPMethod, "mcpEra": r.MCPEra} {
 			if strings.Contains(v, "sk-live-0123") || strings.Contains(v, "c2lnbmF0dXJl") {
 				t.Errorf("replayed=%v: %s keeps the secret: %q", replayed, name, v)
 			}
@@ -27,9 +29,11 @@ func TestScrubRowAttribution(t *testing.T) {
 		}
 	}
 	// Ordinary attribution is kept as it is.
-	r := &Row{SessionID: "550e8400-e29b-41d4-a716-446655440000", CallerUserAgent: "mcp-client/1.0", ClientName: "inspector", ClientVersion: "0.17.0"}
+	r := &Row{SessionID: "550e8400-e29b-41d4-a716-446655440000", CallerUserAgent: "mcp-client/1.0", ClientName: "inspector", ClientVersion: "0.17.0",
+		ProtocolVersion: "2026-07-28", MCPMethod: "tools/call", MCPEra: "modern"}
 	scrubRow(r, false)
-	if r.SessionID != "550e8400-e29b-41d4-a716-446655440000" || r.CallerUserAgent != "mcp-client/1.0" || r.ClientName != "inspector" || r.ClientVersion != "0.17.0" {
+	if r.SessionID != "550e8400-e29b-41d4-a716-446655440000" || r.CallerUserAgent != "mcp-client/1.0" || r.ClientName != "inspector" || r.ClientVersion != "0.17.0" ||
+		r.ProtocolVersion != "2026-07-28" || r.MCPMethod != "tools/call" || r.MCPEra != "modern" {
 		t.Errorf("ordinary attribution changed: %+v", r)
 	}
 }
