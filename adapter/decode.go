@@ -213,7 +213,7 @@ func decodedEnvelope(env Envelope) *decoded {
 		// It would key the audit row: the row is kept under the Lambda
 		// request id instead.
 		d.callID = ""
-		d.err, d.rpcCode = Errorf(CodeBadRequest, "the mcpfn envelope's callId is not an id (at most %d letters, digits and %s; nothing secret-shaped)", maxCallIDLen, callIDPunct), RPCInvalidRequest
+		d.err, d.rpcCode = Errorf(CodeBadRequest, "the mcpfn envelope's callId is not an id (at most %d letters, digits and %s; no credential)", maxCallIDLen, callIDPunct), RPCInvalidRequest
 	case env.Params.Name == "":
 		d.err, d.rpcCode = NewError(CodeBadRequest, "the mcpfn envelope names no tool (params.name)"), RPCInvalidParams
 	}
@@ -254,7 +254,7 @@ func validCallID(id string) bool {
 			return false
 		}
 	}
-	return !audit.IsSecretValue(id)
+	return !audit.IsCredentialShaped(id)
 }
 
 // rpcRequest is a JSON-RPC 2.0 request or notification.

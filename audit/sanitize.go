@@ -331,6 +331,18 @@ func isSecretValue(inner []byte) bool {
 // attributes and the adapter's validation issues all ask it.
 func IsSecretValue(v string) bool { return isSecretShaped(v) }
 
+// IsCredentialShaped is [IsSecretValue] without the high-entropy guess: a
+// value that is a credential by its form (an authorization scheme, a JWT,
+// a PEM private key, a well-known secret prefix). For identifiers, which
+// are often random and would look high-entropy: an id of this shape is
+// refused rather than stored as a key.
+func IsCredentialShaped(v string) bool {
+	if len(v) > 7 && (hasPrefixFold(v, "bearer ") || hasPrefixFold(v, "basic ")) {
+		return true
+	}
+	return isJWT(v) || isKnownSecretPrefix(v) || len(v) > 30 && containsPEM(v)
+}
+
 func isSecretShaped[T ~string | ~[]byte](v T) bool {
 	if len(v) > 7 && (hasPrefixFold(v, "bearer ") || hasPrefixFold(v, "basic ")) {
 		return true

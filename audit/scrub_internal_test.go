@@ -37,3 +37,18 @@ func TestScrubRowAttribution(t *testing.T) {
 		t.Errorf("ordinary attribution changed: %+v", r)
 	}
 }
+
+func TestIsCredentialShaped(t *testing.T) {
+	for _, v := range []string{"Bearer abc.def", "sk-live-0123456789abcdefghij", "ghp_0123456789abcdefghijABCD",
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ"} {
+		if !IsCredentialShaped(v) || !IsSecretValue(v) {
+			t.Errorf("%q is a credential", v)
+		}
+	}
+	// Random-looking ids are not credentials by their form.
+	for _, v := range []string{"TestCreateGetListDelete-call-1", "5f0c1e7a9b2d4c3e8f7a6b5c4d3e2f10", "0ujsswThIGTUYm2K8FjOOfXtY1K", "req-1"} {
+		if IsCredentialShaped(v) {
+			t.Errorf("%q is taken for a credential", v)
+		}
+	}
+}
