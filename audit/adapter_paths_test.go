@@ -95,7 +95,7 @@ func TestAdapterEveryPathLeavesOneFinalRow(t *testing.T) {
 		{"p-raw", "handler", "INTERNAL_SERVER_ERROR", pathEnvelope(t, "p-raw", pathIn{ID: "b4", Mode: "raw"}, "broadcasts:write"), true},
 		{"p-panic", "handler", "INTERNAL_SERVER_ERROR", pathEnvelope(t, "p-panic", pathIn{ID: "b5", Mode: "panic"}, "broadcasts:write"), true},
 		{"p-timeout", "handler", "TIMEOUT", pathEnvelope(t, "p-timeout", pathIn{ID: "b6", Mode: "slow"}, "broadcasts:write"), true},
-		{"p-unknown", "decode", "NOT_FOUND", []byte(`{"mcpfn":"1","callId":"p-unknown","params":{"name":"nope","arguments":{}}}`), false},
+		{"p-unknown", "decode", "BAD_REQUEST", []byte(`{"mcpfn":"1","callId":"p-unknown","params":{"name":"nope","arguments":{}}}`), false},
 		{"p-version", "decode", "BAD_REQUEST", []byte(`{"mcpfn":"7","callId":"p-version","params":{"name":"broadcast_delete"}}`), false},
 	}
 	for _, tc := range cases {
