@@ -125,3 +125,12 @@ func WriterOf(r *Row) string { return r.writerName() }
 
 // EntityDimension is the dimension this auditor indexes as the entity.
 func (a *Auditor) EntityDimension() string { return a.cfg.EntityDimension }
+
+// CallerKeyOf is the caller key of a row's verified caller, as the byCaller
+// index holds it ("" when the row has no verified caller).
+func CallerKeyOf(r *Row) string {
+	if r.CallerSubject == "" {
+		return ""
+	}
+	return callerOf(r).Key()
+}
