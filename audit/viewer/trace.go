@@ -33,8 +33,9 @@ type node struct {
 func (n *node) Duration() time.Duration { return n.End.Sub(n.Start) }
 
 type tick struct {
-	X     int
-	Label string
+	X      int
+	Label  string
+	Anchor string // text-anchor: the end ticks' labels stay inside the axis
 }
 
 type tracePage struct {
@@ -141,7 +142,14 @@ func layoutTrace(rows []audit.Row, segs []Segment, p *tracePage) []*node {
 		return int(float64(t.Sub(t0)) / float64(total) * waterfallWidth)
 	}
 	for i := 0; i <= 4; i++ {
-		p.Ticks = append(p.Ticks, tick{X: i * waterfallWidth / 4, Label: formatDuration(total * time.Duration(i) / 4)})
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		p.Ticks = append(p.Ticks, tick{X: i * waterfallWidth / 4, Label: formatDuration(total * time.Duration(i) / 4), Anchor: anchor})
 	}
 	var out []*node
 	seen := map[*node]bool{} // bad data must not loop
