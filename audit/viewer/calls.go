@@ -120,7 +120,9 @@ type callsPage struct {
 func (v *Viewer) calls(w http.ResponseWriter, r *http.Request) {
 	f, problem := parseFilters(r.URL.Query(), v.cfg.Now())
 	a := v.cfg.Auditor
-	opts := audit.QueryOptions{Since: f.since, Until: f.until, Newest: true}
+	// An index query is bounded like the Scan: a busy caller's month must
+	// not be read whole for one page.
+	opts := audit.QueryOptions{Since: f.since, Until: f.until, Newest: true, Limit: audit.MaxScanned}
 	p := callsPage{F: f, Problem: problem, Entity: a.EntityDimension()}
 	var rows []audit.Row
 	var err error
@@ -147,6 +149,9 @@ func (v *Viewer) calls(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		v.fail(w, "reading the audit table", err)
 		return
+	}
+	if len(rows) >= audit.MaxScanned {
+		p.Truncated = true
 	}
 	kept := rows[:0]
 	for i := range rows {
