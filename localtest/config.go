@@ -18,6 +18,7 @@ const (
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
 	EnvIssuerAddr       = "MCPFN_LOCAL_ISSUER_ADDR"
 	EnvAgentCoreAddr    = "MCPFN_LOCAL_AGENTCORE_ADDR"
+	EnvViewerAddr       = "MCPFN_LOCAL_VIEWER_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
 )
@@ -35,7 +36,10 @@ const (
 	DefaultIssuerAddr = "127.0.0.1:8081"
 	// DefaultAgentCoreAddr is the AgentCore Gateway stand-in's address.
 	DefaultAgentCoreAddr = "127.0.0.1:8082"
-	DefaultPoolSize      = 4
+	// DefaultViewerAddr is the audit viewer's address (8081 and 8082 are
+	// the issuer's and the AgentCore front's).
+	DefaultViewerAddr = "127.0.0.1:8083"
+	DefaultPoolSize   = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
 	// reaches its concurrency limit.
@@ -75,6 +79,9 @@ type Config struct {
 	// AgentCoreAddr is where the AgentCore Gateway stand-in serves MCP on
 	// /mcp (only when template.yaml declares an AgentCore Gateway).
 	AgentCoreAddr string
+	// ViewerAddr is where the audit viewer (audit/viewer) serves the
+	// stack's audit table and X-Ray segments. Default 127.0.0.1:8083.
+	ViewerAddr string
 	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
@@ -148,6 +155,7 @@ func ConfigFromEnv() Config {
 		SecretsAddr:      get(EnvSecretsAddr),
 		IssuerAddr:       get(EnvIssuerAddr),
 		AgentCoreAddr:    get(EnvAgentCoreAddr),
+		ViewerAddr:       get(EnvViewerAddr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 		InvokeAllowedHosts: strings.FieldsFunc(get(EnvInvokeHosts), func(r rune) bool {
 			return r == ',' || r == ' '
@@ -169,6 +177,7 @@ func (c *Config) defaults() {
 	def(&c.SecretsAddr, DefaultSecretsAddr)
 	def(&c.IssuerAddr, DefaultIssuerAddr)
 	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)
+	def(&c.ViewerAddr, DefaultViewerAddr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

@@ -106,6 +106,7 @@ func testConfig(dir string) localtest.Config {
 		PoolSize:     2,
 		// Free ports for the AgentCore front too (default 8081).
 		AgentCoreAddr: "127.0.0.1:0",
+		ViewerAddr:    "127.0.0.1:0",
 		// A name the Invoke API serves besides loopback ones.
 		InvokeAllowedHosts: []string{"invoke.mcpfn.test"},
 		ExtraFunctions: []localtest.FunctionSpec{

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/audit/viewer"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
@@ -81,6 +82,9 @@ type Stack struct {
 	acSrv     *http.Server
 	acURL     string
 	acLog     *os.File
+	// The audit viewer over the audit table and xray.jsonl.
+	viewerSrv *http.Server
+	viewerURL string
 	ddbLog    *os.File
 	// routerLog records what the Invoke API answered with a
 	// ServiceException and why (logs/InvokeAPI.log).
@@ -155,6 +159,12 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		s.acURL = "http://" + acLn.Addr().String() + "/mcp"
 	}
 	s.mcpURL = "http://" + mcpLn.Addr().String() + "/mcp"
+	viewerLn, err := net.Listen("tcp", cfg.ViewerAddr)
+	if err != nil {
+		return nil, fmt.Errorf("localtest: audit viewer address (%s to move it): %w", EnvViewerAddr, err)
+	}
+	defer closeUnlessServed(viewerLn, &s.viewerSrv)
+	s.viewerURL = "http://" + viewerLn.Addr().String() + "/"
 
 	if s.xray, err = xraystandin.Listen(cfg.XRayAddr); err != nil {
 		return nil, fmt.Errorf("localtest: X-Ray address (%s to move it): %w", EnvXRayAddr, err)
@@ -301,6 +311,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		if err := s.startAgentCoreFront(ctx, acLn); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.startViewer(viewerLn); err != nil {
+		return nil, err
 	}
 	if err := s.writeKeys(); err != nil {
 		return nil, err
@@ -584,6 +597,31 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 	return cfg, errors.Join(append(errs, err)...)
 }
 
+// startViewer serves the audit viewer over the stack's audit table (through
+// DynamoDB Local, with the stack's dummy credentials) and the X-Ray
+// stand-in's xray.jsonl. Loopback Host names only, as `mcpfn-audit serve`.
+func (s *Stack) startViewer(ln net.Listener) error {
+	if s.auditTable == "" {
+		s.viewerURL = ""
+		ln.Close()
+		return nil
+	}
+	v, err := viewer.New(viewer.Config{
+		Auditor:  audit.New(audit.Config{Table: s.auditTable, Client: s.DynamoDB()}),
+		Segments: viewer.FileSegments(s.XRayPath()),
+	})
+	if err != nil {
+		return err
+	}
+	s.viewerSrv = &http.Server{Handler: v, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.viewerSrv.Serve(ln) }()
+	return nil
+}
+
+// ViewerURL is the audit viewer's address, e.g. http://127.0.0.1:8083/
+// ("" when the template has no audit table).
+func (s *Stack) ViewerURL() string { return s.viewerURL }
+
 // MCPURL is the gateway's MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
 func (s *Stack) MCPURL() string { return s.mcpURL }
 
@@ -697,6 +735,9 @@ func (s *Stack) Close() error {
 		}
 		if s.acSrv != nil {
 			_ = s.acSrv.Shutdown(ctx)
+		}
+		if s.viewerSrv != nil {
+			_ = s.viewerSrv.Close()
 		}
 		if s.gw != nil {
 			_ = s.gw.Close()

@@ -7,11 +7,14 @@
 //
 //	READY mcp=http://127.0.0.1:8080/mcp token=<jwt>
 //	AGENTCORE mcp=http://127.0.0.1:8082/mcp
+//	VIEWER url=http://127.0.0.1:8083/
 //
 // the second line being the AgentCore Gateway stand-in (interceptor and
-// Lambda targets as template.yaml declares them).
+// Lambda targets as template.yaml declares them), the third the audit viewer
+// (docs/viewer.md) over the audit table and .local/xray.jsonl.
 //
-// Addresses come from MCPFN_LOCAL_MCP_ADDR, MCPFN_LOCAL_AGENTCORE_ADDR, MCPFN_LOCAL_INVOKE_ADDR,
+// Addresses come from MCPFN_LOCAL_MCP_ADDR, MCPFN_LOCAL_AGENTCORE_ADDR,
+// MCPFN_LOCAL_VIEWER_ADDR, MCPFN_LOCAL_INVOKE_ADDR,
 // MCPFN_LOCAL_DYNAMODB_ADDR, MCPFN_LOCAL_XRAY_ADDR, MCPFN_LOCAL_SECRETS_ADDR,
 // MCPFN_LOCAL_ISSUER_ADDR,
 // MCPFN_LOCAL_DIR and MCPFN_DYNAMODB_ENDPOINT.
@@ -103,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func serve(cfg localtest.Config, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg.Stdout = stderr // progress on stderr, so stdout carries only READY (and AGENTCORE)
+	cfg.Stdout = stderr // progress on stderr, so stdout carries only READY (AGENTCORE, VIEWER)
 	st, err := localtest.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpfn-local:", err)
@@ -114,6 +117,10 @@ func serve(cfg localtest.Config, stdout, stderr io.Writer) int {
 		// Beside READY, its format unchanged: the AgentCore Gateway
 		// stand-in (same token, tools named <target>___<tool>).
 		fmt.Fprintln(stdout, "AGENTCORE mcp="+u)
+	}
+	if u := st.ViewerURL(); u != "" {
+		// The audit viewer: calls, traces and rows, in a browser.
+		fmt.Fprintln(stdout, "VIEWER url="+u)
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "mcpfn-local: stopping")

@@ -137,6 +137,7 @@ func startStack(t *testing.T) *localtest.Stack {
 			XRayAddr:       "127.0.0.1:0",
 			IssuerAddr:     "127.0.0.1:0",
 			AgentCoreAddr:  "127.0.0.1:0",
+			ViewerAddr:     "127.0.0.1:0",
 			PoolSize:       1,
 			ExtraFunctions: fixtureFunctions(),
 			ExtraTools:     conformance.Catalog(),

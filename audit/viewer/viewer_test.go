@@ -1,0 +1,261 @@
+package viewer_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/audit/viewer"
+	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
+)
+
+func TestMain(m *testing.M) { dynamolocal.Main(m) }
+
+const (
+	traceID   = "1-6a1b2c3d-0123456789abcdef01234567"
+	gatewayID = "aaaaaaaaaaaaaaa1"
+	forwardID = "aaaaaaaaaaaaaaa2"
+	hostile   = `<script>document.title="pwned"</script>`
+)
+
+var t0 = time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+
+// world is an audit table in DynamoDB Local with a few rows, a segment
+// file and a viewer over both.
+type world struct {
+	a   *audit.Auditor
+	srv *httptest.Server
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	ddb := dynamolocal.ForTest(t)
+	ctx := context.Background()
+	name := dynamolocal.UniqueName(t, "viewer")
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := tmpl.TableInput("AuditTable", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ddb.CreateTable(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	a := audit.New(audit.Config{Table: name, Client: ddb.Client(ctx)})
+	rows := []*audit.Row{
+		{CallID: "c-ok", Tool: "broadcast_get", SpanID: "bbbbbbbbbbbbbbb1", ParentSpanID: forwardID, TraceID: traceID,
+			StartedAt: t0.Add(2 * time.Millisecond), DurationMs: 5, OK: true, CallerSubject: "alice", CallerAuthMethod: "jwt",
+			CallerIssuer: "https://issuer.example", Arguments: json.RawMessage(`{"id":"b-1"}`), Dimensions: map[string]string{"entityId": "b-1"},
+			FunctionName: "BroadcastGetFunction", LambdaRequestID: "req-ok"},
+		{CallID: "c-hostile", Tool: "broadcast_create", SpanID: "bbbbbbbbbbbbbbb2", TraceID: "1-6a1b2c3d-fedcba9876543210fedcba98",
+			StartedAt: t0.Add(time.Second), DurationMs: 40, OK: false, ErrorCode: "INTERNAL", ErrorMessage: "internal error",
+			RawError: "boom " + hostile, CallerSubject: "bob", CallerAuthMethod: "jwt", CallerIssuer: "https://issuer.example",
+			UnverifiedCaller: "mallory" + hostile, Arguments: json.RawMessage(`{"title":` + quote(hostile) + `}`),
+			Dimensions: map[string]string{"entityId": "b-2"}},
+		{CallID: "c-old", Tool: "broadcast_get", SpanID: "bbbbbbbbbbbbbbb3", StartedAt: t0.Add(-48 * time.Hour), DurationMs: 1, OK: true},
+	}
+	for _, r := range rows {
+		a.Record(ctx, r)
+	}
+	segs := filepath.Join(t.TempDir(), "xray.jsonl")
+	lines := []string{
+		doc(map[string]any{"trace_id": traceID, "id": gatewayID, "name": "GatewayFunction", "start_time": sec(t0), "end_time": sec(t0.Add(10 * time.Millisecond)),
+			"annotations": map[string]any{"origin": "AWS::Lambda::Function"}}),
+		doc(map[string]any{"trace_id": traceID, "id": forwardID, "parent_id": gatewayID, "type": "subsegment", "name": "BroadcastGetFunction",
+			"start_time": sec(t0.Add(time.Millisecond)), "end_time": sec(t0.Add(9 * time.Millisecond)), "metadata": map[string]any{"mcpfn": map[string]any{"operation": "lambda:Invoke"}}}),
+		doc(map[string]any{"trace_id": traceID, "id": "bbbbbbbbbbbbbbb1", "parent_id": forwardID, "type": "subsegment", "name": "broadcast_get",
+			"start_time": sec(t0.Add(2 * time.Millisecond)), "end_time": sec(t0.Add(7 * time.Millisecond))}),
+		doc(map[string]any{"trace_id": "1-6a1b2c3d-ffffffffffffffffffffffff", "id": "cccccccccccccccc", "name": "other"}),
+	}
+	if err := os.WriteFile(segs, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := viewer.New(viewer.Config{Auditor: a, Segments: viewer.FileSegments(segs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(v)
+	t.Cleanup(srv.Close)
+	return &world{a: a, srv: srv}
+}
+
+func quote(s string) string       { b, _ := json.Marshal(s); return string(b) }
+func doc(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }
+func sec(t time.Time) float64     { return float64(t.UnixMicro()) / 1e6 }
+
+func (w *world) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(w.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+var callRowRE = regexp.MustCompile(`data-call="([^"]+)"`)
+
+func listed(body string) []string {
+	var out []string
+	for _, m := range callRowRE.FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestCallsListAndFilters: newest first within the default day; every
+// filter narrows the list (caller and entity through their indexes).
+func TestCallsListAndFilters(t *testing.T) {
+	w := newWorld(t)
+	for path, want := range map[string]string{
+		"/":                    "c-hostile c-ok",
+		"/?since=72h":          "c-hostile c-ok c-old",
+		"/?tool=broadcast_get": "c-ok",
+		"/?outcome=error":      "c-hostile",
+		"/?outcome=INTERNAL":   "c-hostile",
+		"/?outcome=ok":         "c-ok",
+		"/?caller=bob":         "c-hostile",
+		"/?caller=jwt%23https://issuer.example%23%23alice": "c-ok",
+		"/?entity=b-2": "c-hostile",
+		"/?entity=entityId%3Db-1&tool=broadcast_get":                       "c-ok",
+		"/?until=" + t0.Add(500*time.Millisecond).Format(time.RFC3339Nano): "c-ok",
+		"/?limit=1": "c-hostile",
+	} {
+		code, body := w.get(t, path)
+		if got := strings.Join(listed(body), " "); code != 200 || got != want {
+			t.Errorf("%s: %d, listed %q, want %q", path, code, got, want)
+		}
+	}
+	_, body := w.get(t, "/")
+	for _, s := range []string{`data-tool="broadcast_get"`, `<svg class="hist"`, "100.0%", `href="/trace/` + traceID + `"`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("calls page lacks %s", s)
+		}
+	}
+}
+
+// TestHostilePreviewIsText: a preview, raw error and unverified caller
+// holding <script> come out escaped, and no page has a script element.
+func TestHostilePreviewIsText(t *testing.T) {
+	w := newWorld(t)
+	code, body := w.get(t, "/call/broadcast_create/c-hostile")
+	if code != 200 {
+		t.Fatalf("call page: %d %s", code, body)
+	}
+	if strings.Contains(strings.ToLower(body), "<script") {
+		t.Errorf("the call page has a script element:\n%s", body)
+	}
+	for _, s := range []string{`&#34;title&#34;: &#34;&lt;script&gt;document.title=\&#34;pwned\&#34;&lt;/script&gt;&#34;`, "UNVERIFIED", "mallory&lt;script&gt;", "boom &lt;script&gt;"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("call page lacks %s:\n%s", s, body)
+		}
+	}
+	for _, p := range []string{"/", "/trace/1-6a1b2c3d-fedcba9876543210fedcba98"} {
+		if _, body := w.get(t, p); strings.Contains(strings.ToLower(body), "<script") {
+			t.Errorf("%s has a script element", p)
+		}
+	}
+}
+
+// TestTraceJoinsSegments: the gateway's segment, its forward subsegment
+// and the tool's row (joined with its subsegment) nest in that order.
+func TestTraceJoinsSegments(t *testing.T) {
+	w := newWorld(t)
+	code, body := w.get(t, "/trace/"+traceID)
+	if code != 200 {
+		t.Fatalf("trace page: %d", code)
+	}
+	re := regexp.MustCompile(`data-depth="(\d)" data-name="([^"]+)" data-kind="([^"]+)"`)
+	var got []string
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		got = append(got, m[1]+":"+m[2]+":"+m[3])
+	}
+	want := "0:GatewayFunction:function segment|1:BroadcastGetFunction:forward (lambda:Invoke)|2:broadcast_get:tool call (row &#43; subsegment)"
+	if strings.Join(got, "|") != want {
+		t.Errorf("trace lines\n got %q\nwant %q", strings.Join(got, "|"), want)
+	}
+	if code, _ := w.get(t, "/trace/1-6a1b2c3d-000000000000000000000000"); code != 404 {
+		t.Errorf("unknown trace: %d", code)
+	}
+	if code, _ := w.get(t, "/call/broadcast_get/nope"); code != 404 {
+		t.Errorf("unknown call: %d", code)
+	}
+}
+
+// TestReadOnlyAndHostCheck: only GET and HEAD, only loopback Host names,
+// and a policy that forbids every script.
+func TestReadOnlyAndHostCheck(t *testing.T) {
+	w := newWorld(t)
+	resp, err := http.Post(w.srv.URL+"/", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d", resp.StatusCode)
+	}
+	for host, want := range map[string]int{"evil.example": 421, "evil.example:80": 421, "localhost:1234": 200, "[::1]:9": 200, "127.0.0.2": 200} {
+		req, _ := http.NewRequest("GET", w.srv.URL+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+		if want == 200 && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("CSP: %q", resp.Header.Get("Content-Security-Policy"))
+		}
+	}
+}
+
+// TestServeCommand: `mcpfn-audit -table T serve -addr 127.0.0.1:0` prints
+// its URL and serves the table until the context ends.
+func TestServeCommand(t *testing.T) {
+	w := newWorld(t)
+	ddb := dynamolocal.ForTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	table := w.a.Table()
+	go func() {
+		var errb strings.Builder
+		done <- audit.RunCLIWith(ctx, []string{"-table", table, "serve", "-addr", "127.0.0.1:0", "-no-xray"}, nil, pw, &errb, ddb.Client(ctx),
+			map[string]audit.Command{"serve": viewer.ServeCommand})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "VIEWER url=http://127.0.0.1:") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(line, "VIEWER url="))
+	resp, err := http.Get(url + "?since=72h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := strings.Join(listed(string(b)), " "); got != "c-hostile c-ok c-old" {
+		t.Errorf("served listing %q", got)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve exited %d", code)
+	}
+}

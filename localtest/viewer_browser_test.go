@@ -1,0 +1,226 @@
+package localtest_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/audit"
+)
+
+// envScreenshotsTo names a directory the browser test copies one
+// screenshot of each viewer page to (docs/img when refreshing the docs).
+const envScreenshotsTo = "MCPFN_VIEWER_SCREENSHOTS_TO"
+
+// hostileText would retitle the page if the viewer let it run.
+const hostileText = `<script>document.title="pwned"</script><img src=x onerror="document.title='pwned'">`
+
+// chromium finds a Chromium binary. None: the test skips, except with
+// CI=true, where a missing browser is a broken runner.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium binary on PATH and CI=true: install it (`make deps` as root does: apt-get install chromium)")
+	}
+	t.Skip("skipping the browser test: no chromium binary on PATH (`apt-get install chromium`, or `make deps` as root)")
+	return ""
+}
+
+// TestViewerInABrowser runs a 50-worker round of calls through the gateway
+// and looks at them in the audit viewer with headless Chromium: every call
+// is listed with its tool and caller, the filter form narrows the list, a
+// trace page shows gateway → forward → tool in order, and an argument
+// preview holding <script> stays text. Screenshots of each page go to the
+// test's artifact directory (go test -artifacts keeps them).
+func TestViewerInABrowser(t *testing.T) {
+	bin := chromium(t)
+	if stack.ViewerURL() == "" {
+		t.Fatal("the stack serves no viewer")
+	}
+	const workers, gets = 50, 10
+	subject := unique("e2e-viewer")
+	cs := connect(t, subject)
+	channel := unique("viewer")
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			params := &mcp.CallToolParams{Name: "broadcast_create", Arguments: map[string]any{"channel": channel, "text": fmt.Sprintf("viewer %d", i)}}
+			switch {
+			case i == 0:
+				params.Arguments = map[string]any{"channel": channel, "text": hostileText}
+			case i <= gets:
+				// Not found: the round has failures to filter on.
+				params = &mcp.CallToolParams{Name: "broadcast_get", Arguments: map[string]any{"id": "AAAAAAAAAAAAAAAAAAAAAAAAA" + string(rune('A'+i))}}
+			}
+			res, err := cs.CallTool(t.Context(), params)
+			switch {
+			case err != nil:
+				errs <- err
+			case res.IsError != (i >= 1 && i <= gets):
+				errs <- fmt.Errorf("call %d (%s): isError=%v: %s", i, params.Name, res.IsError, text(res))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	rows, err := auditor().CallerRows(t.Context(), localCaller(subject), audit.QueryOptions{})
+	if err != nil || len(rows) != workers {
+		t.Fatalf("%d rows of %s (%v), want %d", len(rows), subject, err, workers)
+	}
+	var hostile, created audit.Row
+	for _, r := range rows {
+		if strings.Contains(r.ArgsPreview, "document.title") {
+			hostile = r
+		} else if r.Tool == "broadcast_create" {
+			created = r
+		}
+	}
+	if hostile.CallID == "" || created.CallID == "" {
+		t.Fatalf("no hostile or plain create row among %d", len(rows))
+	}
+	checkSpans(t, []audit.Row{created}) // its segments have reached xray.jsonl
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	shots := t.ArtifactDir()
+	t.Logf("screenshots in %s", shots)
+	shoot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(shots, name), png, 0o644)
+		}
+		if dir := os.Getenv(envScreenshotsTo); dir != "" && err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), png, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	type listedRow struct{ Call, Tool, Caller string }
+	collect := func() []listedRow {
+		t.Helper()
+		rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]listedRow](`Array.from(document.querySelectorAll("tr.call")).map(r => ({
+			Call: r.dataset.call, Tool: r.querySelector("td.tool").textContent.trim(), Caller: r.querySelector("td.caller").textContent.trim()}))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Every call of the round, with tool and caller.
+	base := strings.TrimSuffix(stack.ViewerURL(), "/")
+	do(chromedp.Navigate(base+"/?"+url.Values{"caller": {subject}, "limit": {"500"}}.Encode()), chromedp.WaitVisible("#calls"))
+	listed := collect()
+	shoot("viewer-calls.png")
+	want := map[string]string{}
+	for _, r := range rows {
+		want[r.CallID] = r.Tool
+	}
+	if len(listed) != workers {
+		t.Errorf("the calls page lists %d calls of %s, want %d", len(listed), subject, workers)
+	}
+	for _, l := range listed {
+		if want[l.Call] == "" || l.Tool != want[l.Call] || l.Caller != subject {
+			t.Errorf("listed %+v, want tool %q and caller %s", l, want[l.Call], subject)
+		}
+		delete(want, l.Call)
+	}
+	if len(want) > 0 {
+		t.Errorf("calls not listed: %v", want)
+	}
+
+	// The filter form: the failed gets only, then the creates only.
+	for _, f := range []struct {
+		tool, outcome, wantTool string
+		n                       int
+	}{
+		{"", "NOT_FOUND", "broadcast_get", gets},
+		{"broadcast_create", "ok", "broadcast_create", workers - gets},
+	} {
+		// Type into the form of a fresh page (its fields are empty) and
+		// submit it, as a person would.
+		steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(base + "/"), chromedp.WaitVisible("#filters")}
+		for name, v := range map[string]string{"caller": subject, "tool": f.tool, "outcome": f.outcome} {
+			if v != "" {
+				steps = append(steps, chromedp.SendKeys(`#filters input[name="`+name+`"]`, v))
+			}
+		}
+		do(append(steps, chromedp.Click(`#filters button[type="submit"]`))...)
+		// The answer's form shows the filters it applied.
+		do(chromedp.WaitVisible(`#filters[data-applied="` + f.tool + `|` + f.outcome + `"]`))
+		listed := collect()
+		if len(listed) != f.n || slices.ContainsFunc(listed, func(l listedRow) bool { return l.Tool != f.wantTool || l.Caller != subject }) {
+			t.Errorf("filter tool=%q outcome=%s: %d rows %+v, want %d of %s", f.tool, f.outcome, len(listed), listed, f.n, f.wantTool)
+		}
+	}
+
+	// A trace: the gateway's segment, its forward subsegment, the tool's
+	// row joined with its subsegment, nested in that order.
+	type span struct{ Depth, Name, Kind string }
+	do(chromedp.Navigate(base+"/trace/"+url.PathEscape(created.TraceID)), chromedp.WaitVisible("#trace"))
+	spans, err := chromedp.Run(ctx, chromedp.Evaluate[[]span](`Array.from(document.querySelectorAll("tr.span")).map(r => ({Depth: r.dataset.depth, Name: r.dataset.name, Kind: r.dataset.kind}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoot("viewer-trace.png")
+	wantSpans := []span{{"0", "GatewayFunction", "function segment"}, {"1", "BroadcastCreateFunction", "forward (lambda:Invoke)"}, {"2", "broadcast_create", "tool call (row + subsegment)"}}
+	if !slices.Equal(spans, wantSpans) {
+		t.Errorf("trace %s shows %+v, want %+v", created.TraceID, spans, wantSpans)
+	}
+
+	// The hostile call: its preview is text, nothing ran.
+	do(chromedp.Navigate(base+"/call/"+url.PathEscape(audit.WriterOf(&hostile))+"/"+url.PathEscape(hostile.CallID)), chromedp.WaitVisible("#f-args"))
+	preview, err := chromedp.Run(ctx, chromedp.TextContent("#f-args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("script, main img").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoot("viewer-call.png")
+	if !strings.Contains(preview, strings.ReplaceAll(hostileText, `"`, `\"`)) {
+		t.Errorf("the preview does not show the arguments as text: %q", preview)
+	}
+	if scripts != 0 || title == "pwned" || !strings.HasPrefix(title, "Call ") {
+		t.Errorf("the hostile preview is live: %d script/img elements, title %q", scripts, title)
+	}
+}
