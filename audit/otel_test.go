@@ -57,7 +57,7 @@ func TestRecordBothEmittersSameIDsFlushed(t *testing.T) {
 		TraceID: "1-6b0c13c0-0123456789abcdef01234567", ParentSpanID: "1111222233334444", Sampled: "1",
 		MCPMethod: "tools/call", ProtocolVersion: "2025-11-25", SessionID: "sess-1",
 		LinkedTraceparent: "00-aaaabbbbccccddddeeeeffff00001111-2222333344445555-01",
-		OK: false, ErrorCode: "VALIDATION_ERROR", Stage: "validate", LambdaRequestID: "req-1"}
+		OK:                false, ErrorCode: "VALIDATION_ERROR", Stage: "validate", LambdaRequestID: "req-1"}
 	root := &audit.Row{CallID: "c-root", Tool: "echo", Source: "jsonrpc", OK: true}
 	for _, row := range []*audit.Row{parented, root} {
 		a.Record(ctx, row)
