@@ -204,9 +204,11 @@ type Config struct {
 	// AWS configuration (AWS_ENDPOINT_URL_LAMBDA is honoured by the SDK).
 	Lambda Invoker
 	// Spans receives the gateway's X-Ray subsegment of each forwarded call
-	// (traced calls only). Nil: none are emitted. ConfigFromEnv sets the
-	// X-Ray daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
-	// tracing active).
+	// (traced calls only). Nil: none are emitted. ConfigFromEnv sets what
+	// MCPFN_TRACING chooses (audit.TracingFrom): by default the X-Ray
+	// daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
+	// tracing active), or OpenTelemetry over OTLP, or both. A buffering
+	// emitter is flushed after each forward.
 	Spans audit.SpanEmitter
 	// Recorder writes the audit row of a call the function never saw (or
 	// may not have seen): refused by the gateway, throttled, not found, or
@@ -312,13 +314,10 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 			cfg.Recorder = a
 		}
 	}
-	if addr := strings.TrimSpace(getenv(audit.EnvXRayDaemon)); addr != "" {
-		em, err := audit.NewXRayEmitter(addr)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			cfg.Spans = em
-		}
+	if em, err := audit.TracingFrom(context.Background(), getenv, "mcpfn-gateway"); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.Spans = em
 	}
 	return cfg, errors.Join(errs...)
 }
