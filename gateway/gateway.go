@@ -58,10 +58,10 @@ type requestInfo struct {
 	callerXRay bool
 	// traceparent is the request's W3C traceparent header, as sent.
 	traceparent string
-	deadline  time.Time         // the gateway's deadline (Lambda's), zero locally
-	jsonrpcID json.RawMessage   // the id of this message
-	method    string            // the method of this message
-	invokes   slots             // MaxInvokesPerRequest, shared by a batch's messages
+	deadline    time.Time       // the gateway's deadline (Lambda's), zero locally
+	jsonrpcID   json.RawMessage // the id of this message
+	method      string          // the method of this message
+	invokes     slots           // MaxInvokesPerRequest, shared by a batch's messages
 }
 
 type requestInfoKey struct{}
