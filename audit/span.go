@@ -61,11 +61,14 @@ type SpanFlusher interface {
 }
 
 // FlushSpans flushes e when it buffers, within ctx; without a deadline on
-// ctx, within limit.
+// ctx, within limit (2 s when limit ≤ 0).
 func FlushSpans(ctx context.Context, e SpanEmitter, limit time.Duration) error {
 	f, ok := e.(SpanFlusher)
 	if !ok {
 		return nil
+	}
+	if limit <= 0 {
+		limit = 2 * time.Second
 	}
 	if _, has := ctx.Deadline(); !has {
 		var cancel context.CancelFunc
