@@ -264,7 +264,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		trace:     gatewayTrace(r),
 		invokes:   newSlots(g.cfg.MaxInvokesPerRequest),
 		// A caller's header that gatewayTrace refused is no X-Ray context.
-		callerXRay:  r.Header.Get("X-Amzn-Trace-Id") != "" && gatewayTrace(r).Root != "",
+		callerXRay:  callerTraced(r),
 		traceparent: r.Header.Get("Traceparent"),
 	}
 	if d, ok := r.Context().Deadline(); ok {

@@ -39,6 +39,17 @@ func gatewayTrace(r *http.Request) adapter.Trace {
 	return adapter.Trace{}
 }
 
+// callerTraced reports whether the caller sent a well-formed X-Ray header
+// of its own (one gatewayTrace would accept).
+func callerTraced(r *http.Request) bool {
+	h := r.Header.Get("X-Amzn-Trace-Id")
+	if h == "" {
+		return false
+	}
+	t := adapter.ParseTraceHeader(h)
+	return traceRoot.MatchString(t.Root) && (t.Parent == "" || spanIDPattern.MatchString(t.Parent))
+}
+
 // callTrace is the trace position of one forwarded call. A caller's own
 // X-Ray context (an X-Amzn-Trace-Id header it sent) wins; otherwise a W3C
 // traceparent — the call's _meta.traceparent (SEP-414), else the HTTP
