@@ -1,3 +1,5 @@
+//go:build !mcpfn_nootel
+
 package gateway
 
 import (

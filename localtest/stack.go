@@ -461,6 +461,9 @@ func (s *Stack) prepareFunction(f *function) error {
 		audit.EnvTracing:      audit.TracingBoth,
 		audit.EnvOTLPEndpoint: s.otlp.URL(),
 	}
+	if !audit.OTelBuilt {
+		env[audit.EnvTracing] = audit.TracingXRay
+	}
 	for k, v := range f.spec.Env {
 		env[k] = v
 	}
@@ -537,11 +540,15 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	if err != nil {
 		return err
 	}
-	// As the functions: MCPFN_TRACING=both.
-	if s.gwOTel, err = audit.NewOTelEmitter(ctx, audit.OTelConfig{Endpoint: s.otlp.URL(), Service: gatewayID}); err != nil {
-		return err
+	// As the functions: MCPFN_TRACING=both (X-Ray only in a build
+	// without OpenTelemetry).
+	var spans audit.SpanEmitter = em
+	if audit.OTelBuilt {
+		if s.gwOTel, err = audit.NewOTelEmitter(ctx, audit.OTelConfig{Endpoint: s.otlp.URL(), Service: gatewayID}); err != nil {
+			return err
+		}
+		spans = audit.Tee{em, s.gwOTel}
 	}
-	spans := audit.Tee{em, s.gwOTel}
 	cfg.Spans = spans
 	if s.auditTable != "" {
 		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.DynamoDB(), Emitter: spans})
