@@ -115,6 +115,10 @@ func New(cfg Config) *Auditor {
 	return &Auditor{cfg: cfg}
 }
 
+// Emitter returns the span emitter the Auditor sends its rows' spans to
+// (nil: none), for a caller that emits spans of its own beside the rows.
+func (a *Auditor) Emitter() SpanEmitter { return a.cfg.Emitter }
+
 // Table returns the table the Auditor writes to.
 func (a *Auditor) Table() string { return a.cfg.Table }
 

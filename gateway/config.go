@@ -306,15 +306,20 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 	intVar(EnvMaxRequestInvokes, &maxReqInvokes)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
 	cfg.MaxInvokes, cfg.MaxInvokesPerRequest = int(maxInvokes), int(maxReqInvokes)
+	var auditor *audit.Auditor
 	if getenv(audit.EnvTable) != "" {
 		a, err := audit.NewFrom(context.Background(), getenv)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
-			cfg.Recorder = a
+			cfg.Recorder, auditor = a, a
 		}
 	}
-	if em, err := audit.TracingFrom(context.Background(), getenv, "mcpfn-gateway"); err != nil {
+	if auditor != nil {
+		// One emitter (one OTLP exporter) for the gateway's rows and
+		// its forwards.
+		cfg.Spans = auditor.Emitter()
+	} else if em, err := audit.TracingFrom(context.Background(), getenv, "mcpfn-gateway"); err != nil {
 		errs = append(errs, err)
 	} else {
 		cfg.Spans = em

@@ -4,7 +4,9 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +101,34 @@ func TestClientTraceparentIsTheParent(t *testing.T) {
 	f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "u"}))
 	if _, ok := log.byCall(f.CallID); ok || f.TraceRoot != xrayRoot || f.TraceParent != clientSpan {
 		t.Errorf("unsampled: emitted %v, function trace %s/%s", ok, f.TraceRoot, f.TraceParent)
+	}
+}
+
+// MCPFN_TRACING reaches the gateway's configuration; its rows and its
+// forwards share one emitter (one OTLP exporter).
+func TestConfigFromTracing(t *testing.T) {
+	env := map[string]string{
+		EnvToolFunctions: "echo_call=fn-echo", EnvAuthMode: "none",
+		audit.EnvTracing: "both", audit.EnvXRayDaemon: "127.0.0.1:2000", audit.EnvOTLPEndpoint: "http://127.0.0.1:4318",
+	}
+	cfg, err := ConfigFrom(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tee, ok := cfg.Spans.(audit.Tee); !ok || len(tee) != 2 {
+		t.Fatalf("spans %T %v, want X-Ray and OTel", cfg.Spans, cfg.Spans)
+	}
+	env[audit.EnvTable] = "AuditTable"
+	env["AWS_REGION"] = "us-east-1"
+	if cfg, err = ConfigFrom(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := cfg.Recorder.(*audit.Auditor)
+	if !ok || fmt.Sprint(a.Emitter()) != fmt.Sprint(cfg.Spans) {
+		t.Errorf("rows' emitter %v, forwards' %v: want one", a.Emitter(), cfg.Spans)
+	}
+	env[audit.EnvTracing] = "jaeger"
+	if _, err := ConfigFrom(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), audit.EnvTracing) {
+		t.Errorf("MCPFN_TRACING=jaeger: %v", err)
 	}
 }

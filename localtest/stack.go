@@ -176,6 +176,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, fmt.Errorf("localtest: %w", err)
 	}
 	s.otlp.SetOutput(s.otlpFile)
+	s.logf("OTLP receiver at %s, spans in %s", s.otlp.URL(), s.OTLPPath())
 
 	if s.secrets, err = secretsstandin.Start(cfg.SecretsAddr); err != nil {
 		return nil, fmt.Errorf("localtest: Secrets Manager stand-in (%s to move it): %w", EnvSecretsAddr, err)
