@@ -5,9 +5,11 @@ package audit
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"go.opentelemetry.io/contrib/propagators/aws/xray"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -35,6 +37,12 @@ type OTelConfig struct {
 	Service string
 	// Timeout bounds one export (default 2 s).
 	Timeout time.Duration
+	// SigV4Region, when set, signs every export for X-Ray in that region
+	// (X-Ray's OTLP endpoint takes nothing else), with SigV4Credentials
+	// (nil: the default AWS configuration's, the function's role). An
+	// endpoint on xray.<region>.amazonaws.com sets it by itself.
+	SigV4Region      string
+	SigV4Credentials aws.CredentialsProvider
 }
 
 // OTelEmitter exports spans over OTLP/HTTP with the OpenTelemetry SDK. A
@@ -60,6 +68,23 @@ func NewOTelEmitter(ctx context.Context, cfg OTelConfig) (*OTelEmitter, error) {
 		opts = append(opts, otlptracehttp.WithEndpointURL(cfg.TracesEndpoint))
 	case cfg.Endpoint != "":
 		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimRight(cfg.Endpoint, "/")+"/v1/traces"))
+	}
+	region := cfg.SigV4Region
+	if region == "" {
+		// Where the exporter will send: the first endpoint set.
+		for _, ep := range []string{cfg.TracesEndpoint, cfg.Endpoint, os.Getenv(EnvOTLPTracesEndpoint), os.Getenv(EnvOTLPEndpoint)} {
+			if ep != "" {
+				region = sigv4RegionOf(ep)
+				break
+			}
+		}
+	}
+	if region != "" {
+		client, err := newSigV4Client(ctx, region, cfg.SigV4Credentials)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, otlptracehttp.WithHTTPClient(client))
 	}
 	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {

@@ -17,6 +17,8 @@ type OTelConfig struct {
 	Endpoint, TracesEndpoint string
 	Service                  string
 	Timeout                  time.Duration
+	SigV4Region              string
+	SigV4Credentials         any
 }
 
 // OTelEmitter is absent from this build.
