@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // PanicError is the error a recovered panic becomes. Hooks receive it (with
@@ -87,7 +89,14 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 	}
 	if d.meta != nil {
 		if tp, ok := d.meta["traceparent"].(string); ok {
-			c.Trace.Link = tp
+			if w3c, valid := audit.ParseTraceparent(tp); valid && c.Trace.Root == "" {
+				// SEP-414: where no X-Ray header exists, the caller's
+				// W3C trace context is the parent (docs/tracing.md).
+				c.Trace = ParseTraceHeader(w3c.XRayHeader())
+				c.Trace.From = "traceparent"
+			} else {
+				c.Trace.Link = tp
+			}
 		}
 	}
 	c.Trace.SpanID = randomHex(8)

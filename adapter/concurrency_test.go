@@ -199,7 +199,25 @@ func TestTraceParentComesFromTheInvocation(t *testing.T) {
 		t.Fatal("the call still has its own span id")
 	}
 
-	// A W3C traceparent in _meta is a link, never the parent.
+	// A W3C traceparent in _meta (SEP-414) is the parent where no X-Ray
+	// header exists: the same trace and parent, in X-Ray spelling.
+	env = map[string]any{"mcpfn": "1", "callId": "c5", "params": map[string]any{"name": "widget_update", "arguments": args,
+		"_meta": map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}
+	got = run(mustJSON(t, env), "")
+	if got.Trace.Root != "1-4bf92f35-77b34da6a3ce929d0e0e4736" || got.Trace.Parent != "00f067aa0ba902b7" ||
+		got.Trace.Sampled != "1" || got.Trace.From != "traceparent" || got.Trace.Link != "" {
+		t.Fatalf("traceparent without an X-Ray header: trace = %+v", got.Trace)
+	}
+	// A malformed one starts nothing.
+	env["params"].(map[string]any)["_meta"] = map[string]any{"traceparent": "00-zz-00f067aa0ba902b7-01"}
+	env["callId"] = "c6"
+	got = run(mustJSON(t, env), "")
+	if got.Trace.Root != "" || got.Trace.Parent != "" {
+		t.Fatalf("malformed traceparent: trace = %+v", got.Trace)
+	}
+
+	// With an X-Ray header, a W3C traceparent in _meta is a link, never
+	// the parent.
 	env = map[string]any{"mcpfn": "1", "callId": "c4", "params": map[string]any{"name": "widget_update", "arguments": args,
 		"_meta": map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}
 	got = run(mustJSON(t, env), "Root=1-eee-fff;Parent=2222222222222222")

@@ -94,10 +94,12 @@ type Trace struct {
 	// Sampled is "1", "0" or "" (undecided).
 	Sampled string
 	// From says where the header came from: "lambda" (the invocation's
-	// context), "envelope" (the caller's header, where Lambda gave none) or "".
+	// context), "envelope" (the caller's header, where Lambda gave none),
+	// "traceparent" (a W3C traceparent in _meta, where there was no X-Ray
+	// header; Header is then its X-Ray spelling) or "".
 	From string
-	// Link is a W3C traceparent found in _meta: kept as a link, never as the
-	// parent.
+	// Link is a W3C traceparent found in _meta when the call had an X-Ray
+	// parent: kept as a link, not as the parent.
 	Link string
 	// SpanID is this call's own span: the id of the X-Ray subsegment its
 	// audit row names. Pass it downstream as the Parent of what the call

@@ -49,6 +49,9 @@ type Config struct {
 	AttemptTimeout time.Duration
 	// Budget bounds all attempts when ctx has no deadline (default 10 s).
 	Budget time.Duration
+	// FlushTimeout bounds the export of a buffering emitter's spans
+	// (OpenTelemetry) when ctx has no deadline (default 2 s).
+	FlushTimeout time.Duration
 }
 
 // Default values of [Config].
@@ -106,8 +109,15 @@ func New(cfg Config) *Auditor {
 	if cfg.Budget <= 0 {
 		cfg.Budget = 10 * time.Second
 	}
+	if cfg.FlushTimeout <= 0 {
+		cfg.FlushTimeout = 2 * time.Second
+	}
 	return &Auditor{cfg: cfg}
 }
+
+// Emitter returns the span emitter the Auditor sends its rows' spans to
+// (nil: none), for a caller that emits spans of its own beside the rows.
+func (a *Auditor) Emitter() SpanEmitter { return a.cfg.Emitter }
 
 // Table returns the table the Auditor writes to.
 func (a *Auditor) Table() string { return a.cfg.Table }
@@ -186,10 +196,35 @@ func (a *Auditor) Record(ctx context.Context, row *Row) {
 		return
 	}
 	a.prepare(row, StatusDone)
-	if a.cfg.Emitter != nil && row.Sampled != "0" {
+	emitted := a.cfg.Emitter != nil && row.Sampled != "0"
+	if emitted {
 		a.cfg.Emitter.EmitSpan(spanFor(row))
 	}
 	a.write(ctx, row)
+	if emitted {
+		a.flush(ctx)
+	}
+}
+
+// flush exports a buffering emitter's spans before Record returns, since
+// Lambda may freeze the process as soon as the call is answered. It gets
+// what is left of ctx's deadline less half the reserve (the other half is
+// for answering), or FlushTimeout without a deadline. An emitter that does
+// not buffer (X-Ray, UDP) has nothing to flush.
+func (a *Auditor) flush(ctx context.Context) {
+	if _, ok := a.cfg.Emitter.(SpanFlusher); !ok {
+		return
+	}
+	// The call's context may be cancelled already; its deadline still
+	// bounds the invocation.
+	d, hasDeadline := ctx.Deadline()
+	ctx = context.WithoutCancel(ctx)
+	if hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-a.cfg.Reserve/2))
+		defer cancel()
+	}
+	_ = FlushSpans(ctx, a.cfg.Emitter, a.cfg.FlushTimeout)
 }
 
 // prepare settles the row's ids, preview and limits before anything is sent.

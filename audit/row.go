@@ -68,9 +68,11 @@ type Row struct {
 	Tenant            string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
 	SessionID         string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
 
-	// Trace: span = the call's X-Ray subsegment id; parent = the trace
-	// header's Parent; trace = its Root. LinkedTraceparent is a W3C
-	// traceparent from _meta, kept as a link only.
+	// Trace: span = the call's X-Ray subsegment id (and its OTLP span id);
+	// parent = the trace header's Parent; trace = its Root. Without an
+	// X-Ray header a valid W3C traceparent in _meta is the parent, in X-Ray
+	// spelling (docs/tracing.md); with one, LinkedTraceparent keeps it as a
+	// link.
 	TraceID           string `json:"traceId,omitempty" dynamodbav:"traceId,omitempty"`
 	SpanID            string `json:"spanId" dynamodbav:"spanId"`
 	ParentSpanID      string `json:"parentSpanId,omitempty" dynamodbav:"parentSpanId,omitempty"`

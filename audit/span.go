@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"context"
+	"errors"
 	"time"
 )
 
@@ -21,13 +23,81 @@ type Span struct {
 
 	Annotations map[string]any            // indexed, searchable in X-Ray
 	Metadata    map[string]map[string]any // namespace → values, not indexed
+
+	// Kind, Attributes and Link are for OpenTelemetry emitters; the X-Ray
+	// document has no place for them. Attributes use the OpenTelemetry
+	// semantic conventions for MCP where they exist (docs/tracing.md).
+	Kind       SpanKind
+	Attributes map[string]string
+	// Link is a W3C traceparent the call carried but did not take as its
+	// parent (it had an X-Ray parent): an OTel span link.
+	Link string
 }
+
+// SpanKind is an OpenTelemetry span kind.
+type SpanKind uint8
+
+// Span kinds: a function's span serves a call, the gateway's forward is the
+// client of lambda:Invoke.
+const (
+	SpanInternal SpanKind = iota
+	SpanServer
+	SpanClient
+)
 
 // SpanEmitter sends span documents to an X-Ray daemon. Emit must not block on
 // the network and must be safe for concurrent use; delivery is best effort
 // (UDP), which is why the audit row, not the span, is the record of a call.
 type SpanEmitter interface {
 	EmitSpan(Span)
+}
+
+// SpanFlusher is implemented by emitters that buffer spans (OpenTelemetry):
+// FlushSpans exports everything emitted so far and returns when it is sent
+// or ctx ends. Lambda freezes the process as soon as an invocation answers,
+// so whoever emits a span flushes before answering ([FlushSpans]).
+type SpanFlusher interface {
+	FlushSpans(ctx context.Context) error
+}
+
+// FlushSpans flushes e when it buffers, within ctx; without a deadline on
+// ctx, within limit (2 s when limit ≤ 0).
+func FlushSpans(ctx context.Context, e SpanEmitter, limit time.Duration) error {
+	f, ok := e.(SpanFlusher)
+	if !ok {
+		return nil
+	}
+	if limit <= 0 {
+		limit = 2 * time.Second
+	}
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	return f.FlushSpans(ctx)
+}
+
+// Tee sends every span to each of its emitters (MCPFN_TRACING=both) and
+// flushes those that buffer.
+type Tee []SpanEmitter
+
+// EmitSpan sends s to every emitter.
+func (t Tee) EmitSpan(s Span) {
+	for _, e := range t {
+		e.EmitSpan(s)
+	}
+}
+
+// FlushSpans flushes every emitter that buffers.
+func (t Tee) FlushSpans(ctx context.Context) error {
+	var errs []error
+	for _, e := range t {
+		if f, ok := e.(SpanFlusher); ok {
+			errs = append(errs, f.FlushSpans(ctx))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SpanEmitterFunc adapts a function to [SpanEmitter].
@@ -69,6 +139,9 @@ func spanFor(r *Row) Span {
 		md["lambdaRequestId"] = r.LambdaRequestID
 	}
 	s := Span{
+		Kind:        SpanServer,
+		Attributes:  spanAttributes(r, name),
+		Link:        r.LinkedTraceparent,
 		TraceID:     r.TraceID,
 		ID:          r.SpanID,
 		ParentID:    r.ParentSpanID,
@@ -89,6 +162,40 @@ func spanFor(r *Row) Span {
 		}
 	}
 	return s
+}
+
+// spanAttributes are the OpenTelemetry attributes of a call's span: the
+// semantic conventions for MCP (mcp.*, gen_ai.*, jsonrpc.*, error.type) and,
+// where they name nothing, mcpfn's own (mcpfn.*).
+func spanAttributes(r *Row, tool string) map[string]string {
+	a := make(map[string]string, 12)
+	set := func(k, v string) {
+		if v != "" {
+			a[k] = v
+		}
+	}
+	method := r.MCPMethod
+	if method == "" {
+		method = "tools/call"
+	}
+	set("mcp.method.name", method)
+	set("gen_ai.tool.name", tool)
+	set("gen_ai.operation.name", "execute_tool")
+	set("mcp.protocol.version", r.ProtocolVersion)
+	set("mcp.session.id", r.SessionID)
+	set("error.type", r.ErrorCode)
+	set("faas.invocation_id", r.LambdaRequestID)
+	set("faas.name", r.FunctionName)
+	set("mcpfn.call.id", r.CallID)
+	set("mcpfn.source", r.Source)
+	set("mcpfn.mcp.era", r.MCPEra)
+	set("mcpfn.stage", r.Stage)
+	if r.OK {
+		a["mcpfn.outcome"] = "ok"
+	} else {
+		a["mcpfn.outcome"] = "error"
+	}
+	return a
 }
 
 // errorClass maps the adapter's error codes (kept as strings: audit must not

@@ -204,9 +204,11 @@ type Config struct {
 	// AWS configuration (AWS_ENDPOINT_URL_LAMBDA is honoured by the SDK).
 	Lambda Invoker
 	// Spans receives the gateway's X-Ray subsegment of each forwarded call
-	// (traced calls only). Nil: none are emitted. ConfigFromEnv sets the
-	// X-Ray daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
-	// tracing active).
+	// (traced calls only). Nil: none are emitted. ConfigFromEnv sets what
+	// MCPFN_TRACING chooses (audit.TracingFrom): by default the X-Ray
+	// daemon emitter when AWS_XRAY_DAEMON_ADDRESS is set (Lambda with
+	// tracing active), or OpenTelemetry over OTLP, or both. A buffering
+	// emitter is flushed after each forward.
 	Spans audit.SpanEmitter
 	// Recorder writes the audit row of a call the function never saw (or
 	// may not have seen): refused by the gateway, throttled, not found, or
@@ -304,21 +306,23 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 	intVar(EnvMaxRequestInvokes, &maxReqInvokes)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
 	cfg.MaxInvokes, cfg.MaxInvokesPerRequest = int(maxInvokes), int(maxReqInvokes)
+	var auditor *audit.Auditor
 	if getenv(audit.EnvTable) != "" {
 		a, err := audit.NewFrom(context.Background(), getenv)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
-			cfg.Recorder = a
+			cfg.Recorder, auditor = a, a
 		}
 	}
-	if addr := strings.TrimSpace(getenv(audit.EnvXRayDaemon)); addr != "" {
-		em, err := audit.NewXRayEmitter(addr)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			cfg.Spans = em
-		}
+	if auditor != nil {
+		// One emitter (one OTLP exporter) for the gateway's rows and
+		// its forwards.
+		cfg.Spans = auditor.Emitter()
+	} else if em, err := audit.TracingFrom(context.Background(), getenv, "mcpfn-gateway"); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.Spans = em
 	}
 	return cfg, errors.Join(errs...)
 }

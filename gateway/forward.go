@@ -42,6 +42,14 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			ri = &requestInfo{}
 		}
 		p := req.Params
+		// This call's trace position: the request's, or the caller's W3C
+		// context (a copy: the messages of a batch each have their own).
+		trace, link := callTrace(ri, p.Meta)
+		if trace != ri.trace {
+			cri := *ri
+			cri.trace = trace
+			ri = &cri
+		}
 		pv := req.ProtocolVersion()
 		env := adapter.Envelope{
 			Version: adapter.EnvelopeVersion,
@@ -101,7 +109,8 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start}
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
 		if spanID != "" && g.cfg.Spans != nil {
-			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID))
+			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID, link, pv))
+			g.flushSpans(ctx, ri)
 		}
 		if f.delivery != answered && g.cfg.Recorder != nil {
 			g.recordUnseen(ctx, ri, &env, f, spanID, t.Destructive())
@@ -341,7 +350,7 @@ func errorResult(e *adapter.Error) *mcp.CallToolResult {
 
 // span is the gateway's X-Ray subsegment for this forward: a child of the
 // gateway's own trace position, and the parent the function's segment names.
-func (f *forward) span(t adapter.Trace, id string) audit.Span {
+func (f *forward) span(t adapter.Trace, id, link, protocolVersion string) audit.Span {
 	outcome := "ok"
 	ann := map[string]any{"tool": f.tool, "call_id": f.callID}
 	if f.code != "" {
@@ -355,13 +364,47 @@ func (f *forward) span(t adapter.Trace, id string) audit.Span {
 	if f.requestID != "" {
 		md["lambdaRequestId"] = f.requestID
 	}
+	attrs := map[string]string{
+		"mcp.method.name":       "tools/call",
+		"gen_ai.tool.name":      f.tool,
+		"gen_ai.operation.name": "execute_tool",
+		"faas.invoked_name":     f.function,
+		"faas.invoked_provider": "aws",
+		"mcpfn.call.id":         f.callID,
+		"mcpfn.outcome":         outcome,
+	}
+	if protocolVersion != "" {
+		attrs["mcp.protocol.version"] = protocolVersion
+	}
+	if f.code != "" {
+		attrs["error.type"] = string(f.code)
+	}
+	if f.requestID != "" {
+		attrs["aws.request_id"] = f.requestID
+	}
 	return audit.Span{
 		TraceID: t.Root, ID: id, ParentID: t.Parent, Name: f.function,
 		Start: f.start, End: f.end,
 		Throttle: f.throttle, Error: f.error || f.throttle, Fault: f.fault,
 		Annotations: ann,
 		Metadata:    map[string]map[string]any{"mcpfn": md},
+		Kind:        audit.SpanClient,
+		Attributes:  attrs,
+		Link:        link,
 	}
+}
+
+// flushSpans exports a buffering emitter's spans (OpenTelemetry) before the
+// call is answered: on Lambda the gateway may be frozen right after. The
+// flush survives the caller going away but not the gateway's invocation.
+func (g *Gateway) flushSpans(ctx context.Context, ri *requestInfo) {
+	fctx := context.WithoutCancel(ctx)
+	if !ri.deadline.IsZero() {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithDeadline(fctx, ri.deadline.Add(-g.cfg.DeadlineReserve/2))
+		defer cancel()
+	}
+	_ = audit.FlushSpans(fctx, g.cfg.Spans, 2*time.Second)
 }
 
 // traceOptions put the forward's trace header on the Invoke request, and

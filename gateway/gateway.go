@@ -54,10 +54,15 @@ type requestInfo struct {
 	identity  *adapter.Identity // verified, or nil
 	sessionID string            // the Mcp-Session-Id header: caller data
 	trace     adapter.Trace     // the gateway's own trace position
-	deadline  time.Time         // the gateway's deadline (Lambda's), zero locally
-	jsonrpcID json.RawMessage   // the id of this message
-	method    string            // the method of this message
-	invokes   slots             // MaxInvokesPerRequest, shared by a batch's messages
+	// callerXRay: the caller sent an X-Amzn-Trace-Id header, whose trace
+	// wins over a W3C traceparent (callTrace).
+	callerXRay bool
+	// traceparent is the request's W3C traceparent header, as sent.
+	traceparent string
+	deadline    time.Time       // the gateway's deadline (Lambda's), zero locally
+	jsonrpcID   json.RawMessage // the id of this message
+	method      string          // the method of this message
+	invokes     slots           // MaxInvokesPerRequest, shared by a batch's messages
 }
 
 type requestInfoKey struct{}
@@ -206,7 +211,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Origin")
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Access-Control-Allow-Methods", "POST")
-			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, X-Amzn-Trace-Id")
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, X-Amzn-Trace-Id, Traceparent")
 			w.Header().Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -266,6 +271,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		sessionID: r.Header.Get("Mcp-Session-Id"),
 		trace:     gatewayTrace(r),
 		invokes:   newSlots(g.cfg.MaxInvokesPerRequest),
+		// A caller's header that gatewayTrace refused is no X-Ray context.
+		callerXRay:  callerTraced(r),
+		traceparent: r.Header.Get("Traceparent"),
 	}
 	if d, ok := r.Context().Deadline(); ok {
 		ri.deadline = d

@@ -39,6 +39,38 @@ func gatewayTrace(r *http.Request) adapter.Trace {
 	return adapter.Trace{}
 }
 
+// callerTraced reports whether the caller sent a well-formed X-Ray header
+// of its own (one gatewayTrace would accept).
+func callerTraced(r *http.Request) bool {
+	h := r.Header.Get("X-Amzn-Trace-Id")
+	if h == "" {
+		return false
+	}
+	t := adapter.ParseTraceHeader(h)
+	return traceRoot.MatchString(t.Root) && (t.Parent == "" || spanIDPattern.MatchString(t.Parent))
+}
+
+// callTrace is the trace position of one forwarded call. A caller's own
+// X-Ray context (an X-Amzn-Trace-Id header it sent) wins; otherwise a W3C
+// traceparent — the call's _meta.traceparent (SEP-414), else the HTTP
+// traceparent header — is the parent, in X-Ray spelling (same ids, see
+// docs/tracing.md), ahead of a trace Lambda started for the request;
+// otherwise the gateway's own position. A traceparent that is not the
+// parent is returned as link.
+func callTrace(ri *requestInfo, meta map[string]any) (t adapter.Trace, link string) {
+	tp, _ := meta["traceparent"].(string)
+	if tp == "" {
+		tp = ri.traceparent
+	}
+	w3c, ok := audit.ParseTraceparent(tp)
+	if !ok || ri.callerXRay {
+		return ri.trace, tp
+	}
+	t = adapter.ParseTraceHeader(w3c.XRayHeader())
+	t.From = "traceparent"
+	return t, ""
+}
+
 var (
 	traceRoot     = regexp.MustCompile(`^1-[0-9a-f]{8}-[0-9a-f]{24}$`)
 	spanIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)

@@ -47,4 +47,6 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*adapter.Identi
 // AuthorizeTool returns why id may not call t (UNAUTHORIZED without a
 // caller, FORBIDDEN with missing scopes), or nil: the gateway's own check
 // before any invoke, for other front doors.
-func AuthorizeTool(t *adapter.Tool, id *adapter.Identity) *adapter.Error { return authorizeTool(t, id, "") }
+func AuthorizeTool(t *adapter.Tool, id *adapter.Identity) *adapter.Error {
+	return authorizeTool(t, id, "")
+}

@@ -15,6 +15,7 @@ const (
 	EnvInvokeHosts      = "MCPFN_LOCAL_INVOKE_HOSTS" // comma separated, besides loopback
 	EnvDynamoDBAddr     = "MCPFN_LOCAL_DYNAMODB_ADDR"
 	EnvXRayAddr         = "MCPFN_LOCAL_XRAY_ADDR"
+	EnvOTLPAddr         = "MCPFN_LOCAL_OTLP_ADDR"
 	EnvSecretsAddr      = "MCPFN_LOCAL_SECRETS_ADDR"
 	EnvIssuerAddr       = "MCPFN_LOCAL_ISSUER_ADDR"
 	EnvAgentCoreAddr    = "MCPFN_LOCAL_AGENTCORE_ADDR"
@@ -30,7 +31,10 @@ const (
 	DefaultInvokeAddr   = "127.0.0.1:3001"
 	DefaultDynamoDBAddr = "127.0.0.1:8000"
 	DefaultXRayAddr     = "127.0.0.1:2000"
-	DefaultSecretsAddr  = "127.0.0.1:0"
+	// DefaultOTLPAddr: any free port (the stack tells functions and the
+	// gateway where), so a developer's own collector on 4318 is left alone.
+	DefaultOTLPAddr    = "127.0.0.1:0"
+	DefaultSecretsAddr = "127.0.0.1:0"
 	// DefaultIssuerAddr makes the local issuer's URL (the "iss" of its
 	// tokens, part of every caller key) the same on every run.
 	DefaultIssuerAddr = "127.0.0.1:8081"
@@ -70,6 +74,9 @@ type Config struct {
 	DynamoDBAddr string
 	// XRayAddr is the UDP address of the X-Ray daemon stand-in.
 	XRayAddr string
+	// OTLPAddr is the TCP address of the OTLP/HTTP receiver stand-in
+	// (internal/otlpstandin), which writes Dir/otlp.jsonl.
+	OTLPAddr string
 	// SecretsAddr is where the Secrets Manager stand-in listens (the call
 	// keys). Default: any free loopback port.
 	SecretsAddr string
@@ -152,6 +159,7 @@ func ConfigFromEnv() Config {
 		InvokeAddr:       get(EnvInvokeAddr),
 		DynamoDBAddr:     get(EnvDynamoDBAddr),
 		XRayAddr:         get(EnvXRayAddr),
+		OTLPAddr:         get(EnvOTLPAddr),
 		SecretsAddr:      get(EnvSecretsAddr),
 		IssuerAddr:       get(EnvIssuerAddr),
 		AgentCoreAddr:    get(EnvAgentCoreAddr),
@@ -174,6 +182,7 @@ func (c *Config) defaults() {
 	def(&c.InvokeAddr, DefaultInvokeAddr)
 	def(&c.DynamoDBAddr, DefaultDynamoDBAddr)
 	def(&c.XRayAddr, DefaultXRayAddr)
+	def(&c.OTLPAddr, DefaultOTLPAddr)
 	def(&c.SecretsAddr, DefaultSecretsAddr)
 	def(&c.IssuerAddr, DefaultIssuerAddr)
 	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)

@@ -102,6 +102,7 @@ func testConfig(dir string) localtest.Config {
 		InvokeAddr:   "127.0.0.1:0",
 		DynamoDBAddr: "127.0.0.1:0",
 		XRayAddr:     "127.0.0.1:0",
+		OTLPAddr:     "127.0.0.1:0",
 		IssuerAddr:   "127.0.0.1:0",
 		PoolSize:     2,
 		// Free ports for the AgentCore front too (default 8081).
@@ -370,6 +371,7 @@ func TestBurstOfConcurrentCalls(t *testing.T) {
 		t.Errorf("%d rows for %s, want %d", len(rows), subject, n)
 	}
 	checkSpans(t, all)
+	checkOTLP(t, all)
 }
 
 // toolError decodes the {error, message, retryable} body of an isError

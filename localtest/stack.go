@@ -29,6 +29,7 @@ import (
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/otlpstandin"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
@@ -67,6 +68,11 @@ type Stack struct {
 
 	xray     *xraystandin.Daemon
 	xrayFile *os.File
+	// otlp receives the OpenTelemetry spans (MCPFN_TRACING=both locally)
+	// and writes otlp.jsonl; gwOTel is the in-process gateway's exporter.
+	otlp     *otlpstandin.Receiver
+	otlpFile *os.File
+	gwOTel   *audit.OTelEmitter
 	iss      *issuer
 	token    string
 
@@ -173,6 +179,14 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, fmt.Errorf("localtest: %w", err)
 	}
 	s.xray.SetOutput(s.xrayFile)
+	if s.otlp, err = otlpstandin.Listen(cfg.OTLPAddr); err != nil {
+		return nil, fmt.Errorf("localtest: OTLP address (%s to move it): %w", EnvOTLPAddr, err)
+	}
+	if s.otlpFile, err = os.Create(s.OTLPPath()); err != nil {
+		return nil, fmt.Errorf("localtest: %w", err)
+	}
+	s.otlp.SetOutput(s.otlpFile)
+	s.logf("OTLP receiver at %s, spans in %s", s.otlp.URL(), s.OTLPPath())
 
 	if s.secrets, err = secretsstandin.Start(cfg.SecretsAddr); err != nil {
 		return nil, fmt.Errorf("localtest: Secrets Manager stand-in (%s to move it): %w", EnvSecretsAddr, err)
@@ -457,6 +471,12 @@ func (s *Stack) prepareFunction(f *function) error {
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.URL,
 		"AWS_XRAY_DAEMON_ADDRESS":          s.xray.Addr(),
 		"AWS_XRAY_CONTEXT_MISSING":         "LOG_ERROR",
+		// Locally every span goes both ways, with the same ids.
+		audit.EnvTracing:      audit.TracingBoth,
+		audit.EnvOTLPEndpoint: s.otlp.URL(),
+	}
+	if !audit.OTelBuilt {
+		env[audit.EnvTracing] = audit.TracingXRay
 	}
 	for k, v := range f.spec.Env {
 		env[k] = v
@@ -534,9 +554,18 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	if err != nil {
 		return err
 	}
-	cfg.Spans = em
+	// As the functions: MCPFN_TRACING=both (X-Ray only in a build
+	// without OpenTelemetry).
+	var spans audit.SpanEmitter = em
+	if audit.OTelBuilt {
+		if s.gwOTel, err = audit.NewOTelEmitter(ctx, audit.OTelConfig{Endpoint: s.otlp.URL(), Service: gatewayID}); err != nil {
+			return err
+		}
+		spans = audit.Tee{em, s.gwOTel}
+	}
+	cfg.Spans = spans
 	if s.auditTable != "" {
-		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.DynamoDB(), Emitter: em})
+		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.DynamoDB(), Emitter: spans})
 	}
 	if s.gwLog, err = os.OpenFile(s.LogPath(gatewayID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return fmt.Errorf("localtest: %w", err)
@@ -547,7 +576,6 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	}
 	s.mcpSrv = &http.Server{Handler: lambdaTracing(s.gw, gatewayID, em), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.mcpSrv.Serve(ln) }()
-	_ = ctx
 	return nil
 }
 
@@ -571,6 +599,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		// functions never saw; the stack binds its auditor to DynamoDB
 		// Local (startGateway).
 		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
+		audit.EnvTracing:        true,
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 	}
 	var errs []error
@@ -659,6 +688,16 @@ func (s *Stack) DynamoDB() *dynamodb.Client {
 // XRayPath is the file the X-Ray stand-in appends every segment document
 // to, one JSON object per line.
 func (s *Stack) XRayPath() string { return filepath.Join(s.dir, "xray.jsonl") }
+
+// OTLPPath is the file the OTLP receiver stand-in appends every span to,
+// one JSON line each (otlpstandin.Span).
+func (s *Stack) OTLPPath() string { return filepath.Join(s.dir, "otlp.jsonl") }
+
+// OTLP is the OTLP receiver stand-in, for tests that look at spans.
+func (s *Stack) OTLP() *otlpstandin.Receiver { return s.otlp }
+
+// OTLPURL is the receiver's base URL (OTEL_EXPORTER_OTLP_ENDPOINT).
+func (s *Stack) OTLPURL() string { return s.otlp.URL() }
 
 // XRay is the X-Ray daemon stand-in, for tests that wait for segments.
 func (s *Stack) XRay() *xraystandin.Daemon { return s.xray }
@@ -763,6 +802,14 @@ func (s *Stack) Close() error {
 		if s.xray != nil {
 			_ = s.xray.Close()
 		}
+		if s.gwOTel != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.gwOTel.Shutdown(sctx)
+			cancel()
+		}
+		if s.otlp != nil {
+			_ = s.otlp.Close()
+		}
 		if s.ddb != nil {
 			errs = append(errs, s.ddb.Stop())
 		}
@@ -771,7 +818,7 @@ func (s *Stack) Close() error {
 				_ = f.log.Close()
 			}
 		}
-		for _, f := range []*os.File{s.xrayFile, s.gwLog, s.acLog, s.ddbLog, s.routerF} {
+		for _, f := range []*os.File{s.xrayFile, s.otlpFile, s.gwLog, s.acLog, s.ddbLog, s.routerF} {
 			if f != nil {
 				_ = f.Close()
 			}

@@ -1,6 +1,7 @@
 package localtest
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -18,11 +19,14 @@ import (
 // trace at all and every call's rows and spans would start traces of their
 // own, unlike on AWS.
 //
-// The gateway reads the header from the request (its non-Lambda path), so
-// the header of the request it sees is replaced. The tool functions are not
-// given a segment of their own: the emulator does not pass the trace header
-// to the runtime (see docs/local.md), and the adapter falls back to the
-// envelope's header, whose parent is the gateway's forward subsegment.
+// The header reaches the gateway as Lambda hands it over: in the request's
+// context under aws-lambda-go's key, never in place of the caller's own
+// X-Amzn-Trace-Id (the gateway tells the two apart: a caller's W3C
+// traceparent wins over a trace Lambda started, not over the caller's
+// X-Ray header). The tool functions are not given a segment of their own:
+// the emulator does not pass the trace header to the runtime (see
+// docs/local.md), and the adapter falls back to the envelope's header,
+// whose parent is the gateway's forward subsegment.
 func lambdaTracing(next http.Handler, name string, spans audit.SpanEmitter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -42,8 +46,8 @@ func lambdaTracing(next http.Handler, name string, spans audit.SpanEmitter) http
 			root = audit.NewTraceID(start)
 		}
 		id := audit.NewSpanID()
-		r = r.Clone(r.Context())
-		r.Header.Set("X-Amzn-Trace-Id", "Root="+root+";Parent="+id+";Sampled=1")
+		//lint:ignore SA1029 aws-lambda-go's own key, which the gateway reads
+		r = r.WithContext(context.WithValue(r.Context(), "x-amzn-trace-id", "Root="+root+";Parent="+id+";Sampled=1"))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		spans.EmitSpan(audit.Span{
