@@ -6,7 +6,7 @@ GO ?= go
 GOFLAGS_LAMBDA := -trimpath -tags lambda.norpc -ldflags='-s -w -buildid='
 NODE_TOOLS := tools/node
 
-.PHONY: all test test-go lint vet staticcheck bench local build deps node-deps browser-deps fmt validate-template
+.PHONY: all test test-go lint vet staticcheck bench bench-lambda local build deps node-deps browser-deps fmt validate-template
 
 all: build
 
@@ -79,6 +79,16 @@ validate-template: node-deps
 ## bench: the benchmarks behind docs/benchmarks.md.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./adapter/ ./audit/ ./gateway/ | tee .bench.out
+
+## bench-lambda: issue 12's benchmark (docs/benchmarks.md): an echo tool on
+## mcpfn's public API against the same echo on bare aws-lambda-go, under the
+## Runtime Interface Emulator in one run (cold start, warm p50/p99,
+## invokes/s, peak RSS, bootstrap size; audit off and on against DynamoDB
+## Local), then the issue's ratios with PASS/MISS. BENCH_LAMBDA_FLAGS passes
+## flags on, e.g. BENCH_LAMBDA_FLAGS='-n 31 -warm 5000'.
+BENCH_LAMBDA_FLAGS ?=
+bench-lambda: node-deps
+	$(GO) run ./bench/lambda $(BENCH_LAMBDA_FLAGS)
 
 # ---- Lambda builds ----
 # Every function is a Go binary named bootstrap for provided.al2023 on arm64,

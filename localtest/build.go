@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -18,7 +19,9 @@ const riePackage = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws
 // buildJob is one `go build` of a main package to an output path.
 type buildJob struct {
 	pkg, out string
-	lambda   bool // a function: -tags lambda.norpc, as on Lambda
+	lambda   bool     // a function: -tags lambda.norpc, as on Lambda
+	tags     []string // more build tags (a function's build flavour)
+	stripped bool     // trimmed and stripped, as `make build` builds for Lambda
 }
 
 // buildAll runs the builds two at a time (each go build already uses every
@@ -64,8 +67,16 @@ func goBuild(ctx context.Context, root string, j buildJob) error {
 		return err
 	}
 	args := []string{"build", "-o", j.out}
+	tags := j.tags
 	if j.lambda {
-		args = append(args, "-tags", "lambda.norpc")
+		tags = append([]string{"lambda.norpc"}, tags...)
+	}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	if j.stripped {
+		// The Makefile's GOFLAGS_LAMBDA, so the size is the deployed one.
+		args = append(args, "-trimpath", "-ldflags=-s -w -buildid=")
 	}
 	args = append(args, j.pkg)
 	cmd := exec.CommandContext(ctx, goCommand(), args...)

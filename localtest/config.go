@@ -147,6 +147,13 @@ type FunctionSpec struct {
 	// MaxConcurrency overrides Config.MaxConcurrency for this function (a
 	// reserved concurrency).
 	MaxConcurrency int
+	// BuildTags are build tags besides lambda.norpc: a build flavour such
+	// as mcpfn_noxraysdk.
+	BuildTags []string
+	// Stripped builds the bootstrap trimmed and stripped, with the flags
+	// `make build` uses for Lambda (GOFLAGS_LAMBDA), so its size is the
+	// deployed one (for the host's architecture).
+	Stripped bool
 }
 
 // ConfigFromEnv returns the Config that the MCPFN_LOCAL_* variables and

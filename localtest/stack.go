@@ -267,7 +267,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 		fnBin := filepath.Join(binDir, sp.Name)
 		s.functions[sp.Name] = &function{stack: s, spec: *sp, binDir: fnBin, bootstrap: filepath.Join(fnBin, "bootstrap")}
-		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true})
+		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: sp.BuildTags, stripped: sp.Stripped})
 	}
 	buildDone := make(chan error, 1)
 	buildStart := time.Now()

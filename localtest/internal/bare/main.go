@@ -1,6 +1,6 @@
 // Command bare is a bare aws-lambda-go function that echoes its payload: the
-// baseline the local stack's cold-start measurement compares a tool
-// function against (docs/benchmarks.md, "Local stack").
+// baseline the local stack's cold-start measurement and `make bench-lambda`
+// (bench/lambda) compare a tool function against (docs/benchmarks.md).
 package main
 
 import (

@@ -1,0 +1,469 @@
+// Command lambda is `make bench-lambda` (issue 12): an echo tool written with
+// mcpfn's public API (bench/lambda/mcpfn_echo) against the same echo on bare
+// aws-lambda-go (localtest/internal/bare), both under the Lambda Runtime
+// Interface Emulator in one run, on the local stack's machinery (package
+// localtest: the emulator, DynamoDB Local with template.yaml's audit table,
+// the Secrets Manager stand-in holding the call key).
+//
+// Per flavour it prints the cold start (median of -n fresh emulators, the
+// flavours taking turns so that a change in the machine's load hits them
+// alike), warm p50/p99 and invokes/s at one client (again in interleaved
+// blocks), peak RSS (VmHWM) and the bootstrap's size as `make build` builds
+// it; then the ratios issue 12's "Must hold" names, each with its bound and
+// PASS or MISS. Every payload is a signed envelope, as the gateway sends.
+//
+//	go run ./bench/lambda            # make bench-lambda
+//	go run ./bench/lambda -n 31 -warm 5000
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
+	"github.com/mcpfn/mcpfn/localtest"
+)
+
+// options of one run.
+type options struct {
+	ColdSamples int    // fresh emulators per flavour
+	WarmCalls   int    // timed warm invokes per flavour
+	Block       int    // warm invokes per flavour per turn
+	Dir         string // the stack's directory (logs)
+	BinDir      string // builds, kept between runs
+	Progress    io.Writer
+}
+
+// flavour is one function under test.
+type flavour struct {
+	name  string // the function's name (and the call tokens' audience)
+	label string
+	pkg   string
+	tags  []string
+	mcpfn bool // an mcpfn tool: signed envelopes are verified, answers checked
+	audit bool
+}
+
+const (
+	bareFn      = "BenchBare"
+	offFn       = "BenchMcpfnAuditOff"
+	onFn        = "BenchMcpfnAuditOn"
+	noXRayOffFn = "BenchMcpfnNoXRaySDK"
+	noXRayOnFn  = "BenchMcpfnNoXRaySDKAuditOn"
+
+	echoPkg    = "./bench/lambda/mcpfn_echo"
+	echoTool   = "echo"
+	keySecret  = "BenchEchoCallKey"
+	noXRaySDK  = "mcpfn_noxraysdk"
+	maxRSSMiB  = 24
+	invokeWait = 30 * time.Second
+)
+
+var flavours = []flavour{
+	{name: bareFn, label: "bare aws-lambda-go", pkg: "./localtest/internal/bare"},
+	{name: offFn, label: "mcpfn, audit off", pkg: echoPkg, mcpfn: true},
+	{name: onFn, label: "mcpfn, audit on (DynamoDB Local)", pkg: echoPkg, mcpfn: true, audit: true},
+	{name: noXRayOffFn, label: "mcpfn `" + noXRaySDK + "`, audit off", pkg: echoPkg, tags: []string{noXRaySDK}, mcpfn: true},
+	{name: noXRayOnFn, label: "mcpfn `" + noXRaySDK + "`, audit on", pkg: echoPkg, tags: []string{noXRaySDK}, mcpfn: true, audit: true},
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.ColdSamples, "n", 21, "cold starts per flavour (fresh emulators, interleaved)")
+	flag.IntVar(&o.WarmCalls, "warm", 3000, "timed warm invokes per flavour (one client)")
+	flag.IntVar(&o.Block, "block", 250, "warm invokes per flavour per turn")
+	flag.StringVar(&o.Dir, "dir", filepath.Join(".local", "bench"), "the stack's directory (function logs in logs/)")
+	flag.StringVar(&o.BinDir, "bin", "", "where the functions are built (default DIR/bin)")
+	flag.Parse()
+	o.Progress = os.Stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-lambda:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one flavour's figures.
+type result struct {
+	cold      []time.Duration
+	warm      []time.Duration
+	warmTotal time.Duration
+	rss       int64
+	size      int64
+}
+
+// coldMedian is the median of the sorted cold starts (the mean of the
+// middle two for an even count).
+func (r *result) coldMedian() time.Duration {
+	n := len(r.cold)
+	if n == 0 {
+		return 0
+	}
+	return (r.cold[(n-1)/2] + r.cold[n/2]) / 2
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, len(sorted)*p/100)]
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	o.ColdSamples = max(o.ColdSamples, 1)
+	o.WarmCalls = max(o.WarmCalls, 1)
+	o.Block = max(min(o.Block, o.WarmCalls), 1)
+	if o.BinDir == "" {
+		o.BinDir = filepath.Join(o.Dir, "bin")
+	}
+	loadStart := loadAvg()
+
+	// The call key every mcpfn flavour verifies with: random per run, put
+	// into the stand-in once the stack is up (each function reads it at its
+	// cold start, on its first invoke).
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	secret := hex.EncodeToString(key)
+	var specs []localtest.FunctionSpec
+	for _, f := range flavours {
+		env := map[string]string{
+			calltoken.EnvKeySecret: secretsstandin.ARN(keySecret),
+			// Lambda's default tracing mode (the local stack's is "both").
+			audit.EnvTracing: audit.TracingXRay,
+		}
+		if !f.audit {
+			env[audit.EnvTable] = ""
+		}
+		specs = append(specs, localtest.FunctionSpec{Name: f.name, Package: f.pkg, Env: env, BuildTags: f.tags, Stripped: true})
+	}
+	fmt.Fprintf(o.Progress, "bench-lambda: building %d functions and starting DynamoDB Local…\n", len(specs))
+	st, err := localtest.Start(ctx, localtest.Config{
+		Dir: o.Dir, BinDir: o.BinDir,
+		MCPAddr: "127.0.0.1:0", InvokeAddr: "127.0.0.1:0", DynamoDBAddr: "127.0.0.1:0",
+		XRayAddr: "127.0.0.1:0", OTLPAddr: "127.0.0.1:0", IssuerAddr: "127.0.0.1:0",
+		AgentCoreAddr: "127.0.0.1:0", ViewerAddr: "127.0.0.1:0",
+		PoolSize:       1,
+		Functions:      []localtest.FunctionSpec{}, // the bench functions only
+		ExtraFunctions: specs,
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	st.Secrets().Put(keySecret, secret)
+	ring, err := calltoken.KeyringFromSecrets([]byte(secret))
+	if err != nil {
+		return err
+	}
+	env := envelopes{signers: map[string]*calltoken.Signer{}}
+	for _, f := range flavours {
+		s := calltoken.NewSigner(calltoken.SignerGateway)
+		s.Add(echoTool, f.name, ring, nil)
+		env.signers[f.name] = s
+	}
+
+	res := make([]result, len(flavours))
+	for i, f := range flavours {
+		if res[i].size, err = st.BootstrapSize(f.name); err != nil {
+			return err
+		}
+	}
+
+	// Cold starts: a fresh emulator per sample; the flavours take turns,
+	// starting each round with the next one.
+	fmt.Fprintf(o.Progress, "bench-lambda: %d cold starts per flavour…\n", o.ColdSamples)
+	for round := range o.ColdSamples {
+		for k := range flavours {
+			i := (round + k) % len(flavours)
+			f := flavours[i]
+			payload, check, err := env.next(f)
+			if err != nil {
+				return err
+			}
+			d, rss, err := coldStart(ctx, st, f, payload, check)
+			if err != nil {
+				return err
+			}
+			res[i].cold = append(res[i].cold, d)
+			res[i].rss = max(res[i].rss, rss)
+		}
+	}
+
+	// Warm: one held emulator per flavour, each past its cold start and a
+	// few untimed calls; then blocks of Block timed invokes, the flavours
+	// taking turns. Envelopes are signed before each block, outside the
+	// timing.
+	fmt.Fprintf(o.Progress, "bench-lambda: %d warm invokes per flavour…\n", o.WarmCalls)
+	held := make([]*localtest.Emulator, len(flavours))
+	defer func() {
+		for _, h := range held {
+			if h != nil {
+				h.Close()
+			}
+		}
+	}()
+	lastCall := make([]string, len(flavours))
+	for i, f := range flavours {
+		if held[i], err = st.Hold(ctx, f.name); err != nil {
+			return err
+		}
+		for range 20 {
+			payload, check, err := env.next(f)
+			if err != nil {
+				return err
+			}
+			if err := invoke(ctx, held[i], payload, check); err != nil {
+				return err
+			}
+		}
+	}
+	for done := 0; done < o.WarmCalls; done += o.Block {
+		n := min(o.Block, o.WarmCalls-done)
+		for i, f := range flavours {
+			payloads := make([][]byte, n)
+			checks := make([]func([]byte) error, n)
+			for j := range n {
+				if payloads[j], checks[j], err = env.next(f); err != nil {
+					return err
+				}
+			}
+			lastCall[i] = env.lastCallID
+			for j := range n {
+				t0 := time.Now()
+				b, err := held[i].Invoke(ctx, payloads[j])
+				d := time.Since(t0)
+				if err != nil {
+					return err
+				}
+				res[i].warm = append(res[i].warm, d)
+				res[i].warmTotal += d
+				if err := checks[j](b); err != nil {
+					return fmt.Errorf("%s: %w", f.name, err)
+				}
+			}
+		}
+	}
+	for i := range flavours {
+		res[i].rss = max(res[i].rss, held[i].PeakRSS())
+		slices.Sort(res[i].cold)
+		slices.Sort(res[i].warm)
+	}
+	// The audit-on flavours really audited: the last call's row is there.
+	for i, f := range flavours {
+		if err := checkRow(ctx, st, f, lastCall[i]); err != nil {
+			return err
+		}
+	}
+
+	report(out, o, res, loadStart, loadAvg())
+	return nil
+}
+
+// coldStart times one fresh emulator's first invoke and checks its answer.
+func coldStart(ctx context.Context, st *localtest.Stack, f flavour, payload []byte, check func([]byte) error) (time.Duration, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, invokeWait)
+	defer cancel()
+	h, err := st.Hold(ctx, f.name)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer h.Close()
+	b, err := h.Invoke(ctx, payload)
+	d := time.Since(h.Started())
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := check(b); err != nil {
+		return 0, 0, fmt.Errorf("%s (cold): %w (see %s)", f.name, err, st.LogPath(f.name))
+	}
+	return d, h.PeakRSS(), nil
+}
+
+func invoke(ctx context.Context, h *localtest.Emulator, payload []byte, check func([]byte) error) error {
+	ctx, cancel := context.WithTimeout(ctx, invokeWait)
+	defer cancel()
+	b, err := h.Invoke(ctx, payload)
+	if err != nil {
+		return err
+	}
+	return check(b)
+}
+
+// envelopes makes the payloads: a signed envelope per call, as the gateway
+// sends, with a fresh call id.
+type envelopes struct {
+	signers    map[string]*calltoken.Signer
+	seq        int
+	lastCallID string
+}
+
+var benchCaller = &calltoken.Identity{Subject: "bench", AuthMethod: "jwt", ClientID: "bench-lambda"}
+
+func (e *envelopes) next(f flavour) ([]byte, func([]byte) error, error) {
+	e.seq++
+	callID := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), e.seq)
+	text := fmt.Sprintf("echo %d", e.seq)
+	args, _ := json.Marshal(map[string]string{"text": text})
+	tok, err := e.signers[f.name].Sign(calltoken.Call{Tool: echoTool, CallID: callID, Caller: benchCaller, Args: args, Expires: time.Now().Add(5 * time.Minute)})
+	if err != nil {
+		return nil, nil, err
+	}
+	payload, err := json.Marshal(adapter.Envelope{
+		Version: adapter.EnvelopeVersion, CallID: callID, CallToken: tok,
+		Params: adapter.EnvelopeParams{Name: echoTool, Arguments: args},
+		MCP:    adapter.EnvelopeMCP{Method: "tools/call", ProtocolVersion: "2025-06-18"},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	e.lastCallID = callID
+	if !f.mcpfn {
+		// The bare echo answers its payload.
+		return payload, func(b []byte) error {
+			if string(b) != string(payload) {
+				return fmt.Errorf("bare echo answered %.200s", b)
+			}
+			return nil
+		}, nil
+	}
+	return payload, func(b []byte) error {
+		var r struct {
+			Result struct {
+				IsError    bool                  `json:"isError"`
+				Structured struct{ Text string } `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || r.Result.IsError || r.Result.Structured.Text != text {
+			return fmt.Errorf("the echo answered %.300s", b)
+		}
+		return nil
+	}, nil
+}
+
+// checkRow makes sure an audit-on flavour wrote the row of callID (and an
+// audit-off one did not).
+func checkRow(ctx context.Context, st *localtest.Stack, f flavour, callID string) error {
+	if !f.mcpfn {
+		return nil
+	}
+	got, err := st.DynamoDB().GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(st.AuditTable()), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{audit.KeyAttribute: &types.AttributeValueMemberS{Value: audit.RowKey(echoTool, callID)}},
+	})
+	if err != nil {
+		return fmt.Errorf("reading the audit row of %s: %w", f.name, err)
+	}
+	if (got.Item != nil) != f.audit {
+		return fmt.Errorf("%s: audit row of call %s present=%v, want %v", f.name, callID, got.Item != nil, f.audit)
+	}
+	return nil
+}
+
+// bound is one of issue 12's "Must hold" lines.
+type bound struct {
+	what  string
+	got   float64
+	limit float64
+	unit  string // "×" or " MiB"
+}
+
+func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
+	idx := map[string]int{}
+	for i, f := range flavours {
+		idx[f.name] = i
+	}
+	r := func(name string) *result { return &res[idx[name]] }
+	fmt.Fprintf(out, "machine: %d CPUs (%s), %s, %s/%s; load average %s at start, %s at end\n",
+		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadStart, loadEnd)
+	fmt.Fprintf(out, "cold start: median of %d fresh emulators per flavour (process start → first answer), interleaved; warm: %d invokes per flavour at 1 client, in interleaved blocks of %d; every payload a signed envelope\n\n",
+		o.ColdSamples, o.WarmCalls, o.Block)
+	fmt.Fprintln(out, "| flavour | cold start median (min–max) | warm p50 | warm p99 | invokes/s | peak RSS | bootstrap |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+	for i, f := range flavours {
+		x := &res[i]
+		fmt.Fprintf(out, "| %s | %s (%s–%s) | %s | %s | %.0f | %.1f MiB | %.1f MB |\n", f.label,
+			ms(x.coldMedian()), ms(x.cold[0]), ms(x.cold[len(x.cold)-1]),
+			ms(pct(x.warm, 50)), ms(pct(x.warm, 99)), float64(len(x.warm))/x.warmTotal.Seconds(),
+			mib(x.rss), float64(x.size)/1e6)
+	}
+	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
+	bare, off, on := r(bareFn), r(offFn), r(onFn)
+	bounds := []bound{
+		{"cold start, audit off / bare", ratio(off.coldMedian(), bare.coldMedian()), 1.2, "×"},
+		{"cold start, audit on / bare", ratio(on.coldMedian(), bare.coldMedian()), 1.5, "×"},
+		{"warm p50, audit on / audit off", ratio(pct(on.warm, 50), pct(off.warm, 50)), 1.5, "×"},
+		{"warm p50, audit off / bare", ratio(pct(off.warm, 50), pct(bare.warm, 50)), 1.1, "×"},
+	}
+	for _, f := range flavours[1:] {
+		bounds = append(bounds, bound{"peak RSS, " + f.label, mib(r(f.name).rss), maxRSSMiB, " MiB"})
+	}
+	fmt.Fprintln(out, "\nissue 12 \"Must hold\":")
+	fmt.Fprintln(out, "| ratio | measured | bound | |")
+	fmt.Fprintln(out, "|---|---|---|---|")
+	for _, b := range bounds {
+		verdict := "PASS"
+		if b.got > b.limit {
+			verdict = fmt.Sprintf("MISS (%.0f %% over)", (b.got/b.limit-1)*100)
+		}
+		fmt.Fprintf(out, "| %s | %.2f%s | ≤ %g%s | %s |\n", b.what, b.got, b.unit, b.limit, b.unit, verdict)
+	}
+	noOff, noOn := r(noXRayOffFn), r(noXRayOnFn)
+	fmt.Fprintln(out, "\nfor reference (no bound):")
+	fmt.Fprintf(out, "- peak RSS / bare: audit off %.2f×, audit on %.2f×\n", float64(off.rss)/float64(bare.rss), float64(on.rss)/float64(bare.rss))
+	fmt.Fprintf(out, "- %s: cold start audit off / bare %.2f×, audit on / bare %.2f×; warm p50 audit on / audit off %.2f×\n", noXRaySDK,
+		ratio(noOff.coldMedian(), bare.coldMedian()), ratio(noOn.coldMedian(), bare.coldMedian()), ratio(pct(noOn.warm, 50), pct(noOff.warm, 50)))
+	fmt.Fprintf(out, "- bootstrap: built with `make build`'s flags (-trimpath -tags lambda.norpc -ldflags='-s -w -buildid='), CGO_ENABLED=0, for %s/%s\n", runtime.GOOS, runtime.GOARCH)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "model unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "model unknown"
+}
