@@ -109,7 +109,8 @@ type result struct {
 	cold      []time.Duration
 	warm      []time.Duration
 	warmTotal time.Duration
-	rss       int64
+	rss       int64 // the largest VmHWM of every bootstrap of the flavour
+	warmRSS   int64 // VmHWM of the warm bootstrap after all its invokes
 	size      int64
 }
 
@@ -268,7 +269,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 	for i := range flavours {
-		res[i].rss = max(res[i].rss, held[i].PeakRSS())
+		res[i].warmRSS = held[i].PeakRSS()
+		res[i].rss = max(res[i].rss, res[i].warmRSS)
 		slices.Sort(res[i].cold)
 		slices.Sort(res[i].warm)
 	}
@@ -399,16 +401,16 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 	r := func(name string) *result { return &res[idx[name]] }
 	fmt.Fprintf(out, "machine: %d CPUs (%s), %s, %s/%s; load average %s at start, %s at end\n",
 		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadStart, loadEnd)
-	fmt.Fprintf(out, "cold start: median of %d fresh emulators per flavour (process start → first answer), interleaved; warm: %d invokes per flavour at 1 client, in interleaved blocks of %d; every payload a signed envelope\n\n",
-		o.ColdSamples, o.WarmCalls, o.Block)
-	fmt.Fprintln(out, "| flavour | cold start median (min–max) | warm p50 | warm p99 | invokes/s | peak RSS | bootstrap |")
+	fmt.Fprintf(out, "cold start: median of %d fresh emulators per flavour (process start → first answer), interleaved; warm: %d invokes per flavour at 1 client, in interleaved blocks of %d; every payload a signed envelope; peak RSS: VmHWM of the bootstrap, the largest of the %d processes of the flavour (and of the warm one after all its invokes)\n\n",
+		o.ColdSamples, o.WarmCalls, o.Block, o.ColdSamples+1)
+	fmt.Fprintln(out, "| flavour | cold start median (min–max) | warm p50 | warm p99 | invokes/s | peak RSS, max of all (warm one) | bootstrap |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
 	for i, f := range flavours {
 		x := &res[i]
-		fmt.Fprintf(out, "| %s | %s (%s–%s) | %s | %s | %.0f | %.1f MiB | %.1f MB |\n", f.label,
+		fmt.Fprintf(out, "| %s | %s (%s–%s) | %s | %s | %.0f | %.1f MiB (%.1f) | %.1f MB |\n", f.label,
 			ms(x.coldMedian()), ms(x.cold[0]), ms(x.cold[len(x.cold)-1]),
 			ms(pct(x.warm, 50)), ms(pct(x.warm, 99)), float64(len(x.warm))/x.warmTotal.Seconds(),
-			mib(x.rss), float64(x.size)/1e6)
+			mib(x.rss), mib(x.warmRSS), float64(x.size)/1e6)
 	}
 	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
 	bare, off, on := r(bareFn), r(offFn), r(onFn)
@@ -419,7 +421,7 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 		{"warm p50, audit off / bare", ratio(pct(off.warm, 50), pct(bare.warm, 50)), 1.1, "×"},
 	}
 	for _, f := range flavours[1:] {
-		bounds = append(bounds, bound{"peak RSS, " + f.label, mib(r(f.name).rss), maxRSSMiB, " MiB"})
+		bounds = append(bounds, bound{"peak RSS (max of all), " + f.label, mib(r(f.name).rss), maxRSSMiB, " MiB"})
 	}
 	fmt.Fprintln(out, "\nissue 12 \"Must hold\":")
 	fmt.Fprintln(out, "| ratio | measured | bound | |")
