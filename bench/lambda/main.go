@@ -399,7 +399,7 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 		idx[f.name] = i
 	}
 	r := func(name string) *result { return &res[idx[name]] }
-	fmt.Fprintf(out, "machine: %d CPUs (%s), %s, %s/%s; load average %s at start, %s at end\n",
+	fmt.Fprintf(out, "machine: %d CPUs (%s), %s, %s/%s; load average %s at start, %s at end\n\n",
 		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadStart, loadEnd)
 	fmt.Fprintf(out, "cold start: median of %d fresh emulators per flavour (process start → first answer), interleaved; warm: %d invokes per flavour at 1 client, in interleaved blocks of %d; every payload a signed envelope; peak RSS: VmHWM of the bootstrap, the largest of the %d processes of the flavour (and of the warm one after all its invokes)\n\n",
 		o.ColdSamples, o.WarmCalls, o.Block, o.ColdSamples+1)
@@ -423,7 +423,7 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 	for _, f := range flavours[1:] {
 		bounds = append(bounds, bound{"peak RSS (max of all), " + f.label, mib(r(f.name).rss), maxRSSMiB, " MiB"})
 	}
-	fmt.Fprintln(out, "\nissue 12 \"Must hold\":")
+	fmt.Fprint(out, "\nissue 12 \"Must hold\":\n\n")
 	fmt.Fprintln(out, "| ratio | measured | bound | |")
 	fmt.Fprintln(out, "|---|---|---|---|")
 	for _, b := range bounds {
@@ -434,7 +434,7 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 		fmt.Fprintf(out, "| %s | %.2f%s | ≤ %g%s | %s |\n", b.what, b.got, b.unit, b.limit, b.unit, verdict)
 	}
 	noOff, noOn := r(noXRayOffFn), r(noXRayOnFn)
-	fmt.Fprintln(out, "\nfor reference (no bound):")
+	fmt.Fprint(out, "\nfor reference (no bound):\n\n")
 	fmt.Fprintf(out, "- peak RSS / bare: audit off %.2f×, audit on %.2f×\n", float64(off.rss)/float64(bare.rss), float64(on.rss)/float64(bare.rss))
 	fmt.Fprintf(out, "- %s: cold start audit off / bare %.2f×, audit on / bare %.2f×; warm p50 audit on / audit off %.2f×\n", noXRaySDK,
 		ratio(noOff.coldMedian(), bare.coldMedian()), ratio(noOn.coldMedian(), bare.coldMedian()), ratio(pct(noOn.warm, 50), pct(noOff.warm, 50)))
