@@ -350,3 +350,28 @@ func TestCallIDsThatAreNotIDs(t *testing.T) {
 		t.Errorf("AgentCore call named %q, want the Lambda request id", got.CallID)
 	}
 }
+
+// TestCallOutlivesPayloadBuffer: aws-lambda-go reads every invocation into
+// one reused buffer, and a call's values may outlive its invocation (a late
+// handler, the audit row). Overwriting the payload after Invoke must not
+// change what the call saw.
+func TestCallOutlivesPayloadBuffer(t *testing.T) {
+	var seen *adapter.Call
+	fn := newFunction(widgetTool(t), adapter.WithHooks(adapter.Hooks{
+		AfterToolCall: func(_ context.Context, c *adapter.Call, _ *adapter.Outcome) { seen = c },
+	}))
+	payload := envelopeOf(t, "call-outlives", "widget_update", map[string]any{"entityId": "w-1", "note": "hello"},
+		&adapter.Identity{Subject: "alice", AuthMethod: "jwt"})
+	invoke(t, fn, payload, lambdaInvoke{})
+	if seen == nil {
+		t.Fatal("AfterToolCall did not run")
+	}
+	id, tool, args := seen.ID, seen.Tool, string(seen.Arguments)
+	for i := range payload {
+		payload[i] = 'x'
+	}
+	if seen.ID != id || seen.Tool != tool || string(seen.Arguments) != args ||
+		id != "call-outlives" || tool != "widget_update" || !strings.Contains(args, `"entityId":"w-1"`) {
+		t.Fatalf("the call changed with the payload buffer: id %q tool %q args %s", seen.ID, seen.Tool, seen.Arguments)
+	}
+}

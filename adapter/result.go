@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // errorToolResult is the MCP CallToolResult of a failed call. The adapter
@@ -58,10 +59,9 @@ func (f *Function) successResult(output any, validate bool) (json.RawMessage, er
 	}
 	// The text content mirrors the structured output for clients that read
 	// only text; assembled by hand to skip a second reflective marshal.
-	text, _ := json.Marshal(string(raw))
-	out := make([]byte, 0, len(text)+len(raw)+64)
+	out := make([]byte, 0, 2*len(raw)+len(raw)/4+64)
 	out = append(out, `{"content":[{"type":"text","text":`...)
-	out = append(out, text...)
+	out = appendJSONString(out, raw)
 	out = append(out, `}],"structuredContent":`...)
 	out = append(out, raw...)
 	out = append(out, '}')
@@ -72,3 +72,58 @@ func (f *Function) successResult(output any, validate bool) (json.RawMessage, er
 // item holding the JSON error body. Every front door that refuses a call
 // before its function runs answers in this shape.
 func ErrorResult(e *Error) json.RawMessage { return errorResult(e) }
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// marshals a Go string (HTML characters, U+2028 and U+2029 as \u escapes,
+// invalid UTF-8 as U+FFFD), without the string conversion and the buffer a
+// json.Marshal costs. TestAppendJSONStringIsEncodingJSON holds it to that.
+func appendJSONString(b, s []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

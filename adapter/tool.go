@@ -61,6 +61,7 @@ type Tool struct {
 	needs                           []CredentialNeed
 	inSchema, outSchema             *jsonschema.Schema
 	inResolved, outResolved         *jsonschema.Resolved
+	inFast                          *fastSchema // nil: always jsonschema-go
 	// outputTrusted: Out's schema was inferred and no type inside Out
 	// marshals itself, so a value of type Out always matches it and step 7
 	// can skip re-validating the handler's own typed output.
@@ -107,7 +108,7 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 		name: d.Name, title: d.Title, description: d.Description,
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
 		scopes: append([]string(nil), d.Scopes...), needs: append([]CredentialNeed(nil), d.Credentials...),
-		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR,
+		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
 		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
 			var v In

@@ -48,6 +48,11 @@ func (f *Function) validateArguments(args json.RawMessage) (json.RawMessage, err
 	if depthExceeded(args, lim.MaxDepth) {
 		return nil, Errorf(CodeValidation, "the arguments nest deeper than %d levels", lim.MaxDepth)
 	}
+	if f.tool.inFast.valid(args) {
+		// Certainly valid: jsonschema-go would accept these arguments, so
+		// they are neither decoded into a map nor walked reflectively.
+		return args, nil
+	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		why := jsonErrorText(err)

@@ -2,9 +2,12 @@ package calltoken
 
 import (
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"sync"
 	"time"
 )
 
@@ -20,7 +23,39 @@ type Key struct {
 	ID       string
 	token    []byte
 	state    []byte
-	notAfter time.Time // zero: no end; else the end of a rotation's grace window
+	notAfter time.Time  // zero: no end; else the end of a rotation's grace window
+	macs     *sync.Pool // of *macState keyed with token; nil: one per call
+}
+
+// macState is a reusable HMAC-SHA256 keyed with a Key's token secret.
+type macState struct {
+	h   hash.Hash
+	buf []byte
+	sum [sha256.Size]byte
+}
+
+// verifyHS256 checks an HS256 signature over signed, as golang-jwt's
+// SigningMethodHS256.Verify does (HMAC-SHA256, constant-time compare),
+// reusing the keyed HMAC between calls.
+func (k Key) verifyHS256(signed string, sig []byte) bool {
+	var st *macState
+	if k.macs != nil {
+		st = k.macs.Get().(*macState)
+	} else {
+		st = &macState{h: hmac.New(sha256.New, k.token)}
+	}
+	st.h.Reset()
+	st.buf = append(st.buf[:0], signed...)
+	st.h.Write(st.buf)
+	ok := hmac.Equal(sig, st.h.Sum(st.sum[:0]))
+	if k.macs != nil && cap(st.buf) <= MaxTokenBytes {
+		k.macs.Put(st)
+	}
+	return ok
+}
+
+func newMACPool(token []byte) *sync.Pool {
+	return &sync.Pool{New: func() any { return &macState{h: hmac.New(sha256.New, token)} }}
 }
 
 // NewKey derives a key from secret (at least [MinSecretBytes] bytes).
@@ -35,10 +70,12 @@ func NewKey(secret []byte) (Key, error) {
 		}
 		return b
 	}
+	token := derive("call token", 32)
 	return Key{
 		ID:    hex.EncodeToString(derive("key id", 8)),
-		token: derive("call token", 32),
+		token: token,
 		state: derive("request state", 32),
+		macs:  newMACPool(token),
 	}, nil
 }
 

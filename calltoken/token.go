@@ -61,9 +61,19 @@ func Sign(key Key, c *Claims) (string, error) {
 // as a tool receives them. Bytes that are not JSON are digested as they are
 // (and so match nothing a signer produced from JSON).
 func ArgsDigest(args []byte) string {
-	canon := canonical(args)
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+	var d [digestLen]byte
+	return string(argsDigest(&d, args))
+}
+
+// digestLen is the length of an [ArgsDigest]: 32 bytes in base64url.
+const digestLen = 43
+
+// argsDigest writes the digest into d, so that a verifier can compare it
+// with a token's claim without allocating.
+func argsDigest(d *[digestLen]byte, args []byte) []byte {
+	sum := sha256.Sum256(canonical(args))
+	base64.RawURLEncoding.Encode(d[:], sum[:])
+	return d[:]
 }
 
 func canonical(args []byte) []byte {
@@ -71,6 +81,17 @@ func canonical(args []byte) []byte {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return []byte("{}")
 	}
+	if isCanonical(trimmed) {
+		// Already what the re-encoding below would produce (isCanonical
+		// accepts nothing else): no parse, no allocation.
+		return trimmed
+	}
+	return reencode(trimmed)
+}
+
+// reencode is the canonical form by definition: parse, then encode with
+// sorted keys and numbers as written.
+func reencode(trimmed []byte) []byte {
 	var v any
 	rest, err := segjson.Parse(trimmed, &v, segjson.UseNumber)
 	if err != nil || len(bytes.TrimSpace(rest)) != 0 {
@@ -183,7 +204,8 @@ func verifyClaims(c *Claims, audience string, signers []string, want Expect, now
 	if want.CallID != "" && c.CallID != want.CallID {
 		return refuse(ReasonCallID, "the token is for another call")
 	}
-	if c.Args != ArgsDigest(want.Args) {
+	var d [digestLen]byte
+	if c.Args != string(argsDigest(&d, want.Args)) {
 		return refuse(ReasonArguments, "the arguments are not the ones the token was issued for")
 	}
 	return nil

@@ -116,7 +116,7 @@ func (v *Verifier) Verify(ctx context.Context, token string, want Expect) (*Clai
 	}
 	// The claims checked above are the ones signed: the signature covers
 	// exactly the header and payload segments that were parsed.
-	if err := jwt.SigningMethodHS256.Verify(t.signed, t.signature, key.token); err != nil {
+	if !key.verifyHS256(t.signed, t.signature) {
 		return nil, refuse(ReasonSignature, "the signature does not verify")
 	}
 	return &c, nil
