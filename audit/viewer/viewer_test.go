@@ -1,7 +1,6 @@
 package viewer_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -225,37 +224,3 @@ func TestReadOnlyAndHostCheck(t *testing.T) {
 	}
 }
 
-// TestServeCommand: `mcpfn-audit -table T serve -addr 127.0.0.1:0` prints
-// its URL and serves the table until the context ends.
-func TestServeCommand(t *testing.T) {
-	w := newWorld(t)
-	ddb := dynamolocal.ForTest(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	table := w.a.Table()
-	go func() {
-		var errb strings.Builder
-		done <- audit.RunCLIWith(ctx, []string{"-table", table, "serve", "-addr", "127.0.0.1:0", "-no-xray"}, nil, pw, &errb, ddb.Client(ctx),
-			map[string]audit.Command{"serve": viewer.ServeCommand})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "VIEWER url=http://127.0.0.1:") {
-		t.Fatalf("first line %q, %v", line, err)
-	}
-	url := strings.TrimSpace(strings.TrimPrefix(line, "VIEWER url="))
-	resp, err := http.Get(url + "?since=72h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if got := strings.Join(listed(string(b)), " "); got != "c-hostile c-ok c-old" {
-		t.Errorf("served listing %q", got)
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("serve exited %d", code)
-	}
-}
