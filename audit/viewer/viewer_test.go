@@ -223,4 +223,3 @@ func TestReadOnlyAndHostCheck(t *testing.T) {
 		}
 	}
 }
-
