@@ -16,7 +16,6 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
-	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
@@ -39,20 +38,8 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	ddb := dynamolocal.ForTest(t)
+	ddb, name := dynamolocal.TemplateTableForTest(t, "AuditTable", "viewer")
 	ctx := context.Background()
-	name := dynamolocal.UniqueName(t, "viewer")
-	tmpl, err := samtemplate.LoadRepo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tmpl.TableInput("AuditTable", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ddb.CreateTable(ctx, in); err != nil {
-		t.Fatal(err)
-	}
 	a := audit.New(audit.Config{Table: name, Client: ddb.Client(ctx)})
 	rows := []*audit.Row{
 		{CallID: "c-ok", Tool: "broadcast_get", SpanID: "bbbbbbbbbbbbbbb1", ParentSpanID: forwardID, TraceID: traceID,

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,7 +17,6 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
-	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
@@ -27,20 +26,8 @@ func TestMain(m *testing.M) { dynamolocal.Main(m) }
 // AWS_ENDPOINT_URL_DYNAMODB, so run reaches it the way main does.
 func table(t *testing.T, rows ...audit.Row) string {
 	t.Helper()
-	ddb := dynamolocal.ForTest(t)
+	ddb, name := dynamolocal.TemplateTableForTest(t, "AuditTable", "cli")
 	ctx := context.Background()
-	name := dynamolocal.UniqueName(t, "cli")
-	tmpl, err := samtemplate.LoadRepo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tmpl.TableInput("AuditTable", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ddb.CreateTable(ctx, in); err != nil {
-		t.Fatal(err)
-	}
 	a := audit.New(audit.Config{Table: name, Client: ddb.Client(ctx)})
 	for i := range rows {
 		a.Record(ctx, &rows[i])
@@ -93,8 +80,9 @@ func TestRun(t *testing.T) {
 
 	// A row that an unreachable table sent to the fallback log, replayed.
 	var fb bytes.Buffer
-	down := audit.New(audit.Config{Table: name, Fallback: &fb, MaxAttempts: 1, Client: dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String("http://" + closedPort(t)), Credentials: credentials.NewStaticCredentialsProvider("x", "x", "")})})
+	unreachable := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") })
+	down := audit.New(audit.Config{Table: name, Fallback: &fb, MaxAttempts: 1, Client: dynamodb.NewFromConfig(aws.Config{
+		Region: "us-east-1", HTTPClient: &http.Client{Transport: unreachable}, Credentials: credentials.NewStaticCredentialsProvider("x", "x", "")})})
 	replayed := row("c-replayed", "3333333333333333", "1111111111111111", 2*time.Millisecond)
 	down.Record(context.Background(), &replayed)
 	if out, stderr, code := cli("2026-11-29T12:00:00.000Z\t7c1d\tINFO\t"+fb.String(), "replay", "-"); code != 0 || !strings.Contains(out, "found=1 written=1") {
@@ -146,14 +134,6 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// closedPort returns a 127.0.0.1 address nobody listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
-}
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
