@@ -20,9 +20,9 @@ import (
 // is no unsigned mode a deployed function could fall into. Signed as the
 // gateway signs (`mcpfn-local sign-events` does this with a running stack's
 // keys), it passes decoding, verification, validation and the scope gate.
-// The catalog's tools are bound to no store, so reaching the handler shows
-// as its "no store" error (INTERNAL_SERVER_ERROR); anything else means the
-// event file has rotted.
+// The catalog's tools are declared without a handler, so reaching the
+// handler shows as INTERNAL_SERVER_ERROR; anything else means the event file
+// has rotted.
 func TestLocalEventsReachTheHandler(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "localtest", "events")
 	for _, tool := range handlers.Catalog() {
@@ -68,12 +68,24 @@ func TestLocalEventsReachTheHandler(t *testing.T) {
 		}
 		ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "local", Client: &cc})
 		defer cancel()
-		out, err := adapter.New(handlers.BroadcastList(nil)).Invoke(ctx, payload)
+		out, err := adapter.New(catalogTool(t, handlers.ToolList)).Invoke(ctx, payload)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantReachedHandler(t, out)
 	})
+}
+
+// catalogTool is the catalog's tool named name.
+func catalogTool(t *testing.T, name string) *adapter.Tool {
+	t.Helper()
+	for _, tool := range handlers.Catalog() {
+		if tool.Name() == name {
+			return tool
+		}
+	}
+	t.Fatalf("no tool %s in the catalog", name)
+	return nil
 }
 
 func invokeEnvelope(t *testing.T, fn *adapter.Function, payload []byte) json.RawMessage {
