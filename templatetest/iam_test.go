@@ -218,18 +218,14 @@ func TestCallerPolicyOnlyViaTheURL(t *testing.T) {
 // action on any data table.
 func TestReadOnlyToolsCannotWrite(t *testing.T) {
 	rt := raw(t)
-	targets := buildTargets(t)
-	byDir := map[string]string{}
-	for id, dir := range targets {
-		byDir[dir] = id
-	}
+	forwards := gatewayToolFunctions(t)
 	writes := []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "PartiQLInsert", "PartiQLUpdate", "PartiQLDelete"}
 	for _, tool := range handlers.Catalog() {
 		ann := tool.MCPTool().Annotations
 		if ann == nil || !ann.ReadOnlyHint {
 			continue
 		}
-		res, ok := rt.Resource(byDir[tool.Name()])
+		res, ok := rt.Resource(forwards[tool.Name()])
 		if !ok {
 			t.Errorf("tool %s has no function", tool.Name())
 			continue
