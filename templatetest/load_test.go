@@ -3,9 +3,9 @@ package templatetest
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
