@@ -100,8 +100,9 @@ func (r Refine) apply(s *jsonschema.Schema, what string) error {
 	return nil
 }
 
-// Tool is a defined tool, ready for [New] or [Start]. It is immutable and safe
-// to share between concurrent calls.
+// Tool is a defined tool, ready for [New] or [Start] (or a declared one, for a
+// catalog: see [Declare]). It is immutable and safe to share between
+// concurrent calls.
 type Tool struct {
 	name, title, description        string
 	readOnly, destructive, idem, ow bool
