@@ -3,6 +3,8 @@ package adapter_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,4 +135,36 @@ func TestDefineRecognisesContent(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no output schema") {
 		t.Fatalf("refining a Content tool's absent output schema: %v", err)
 	}
+}
+
+// A definition is declared once, without a handler; a catalog declares it
+// as it is, and a function's main binds it to what its handler needs.
+func ExampleDeclare() {
+	type searchIn struct {
+		Query string `json:"query" jsonschema:"what to look for"`
+	}
+	type searchOut struct {
+		Hits []string `json:"hits"`
+	}
+	def := adapter.ToolDef[searchIn, searchOut]{
+		Name:        "search",
+		Description: "Searches the index.",
+		ReadOnly:    true,
+		RefineInput: adapter.Refine{"query": func(p *jsonschema.Schema) { p.MaxLength = jsonschema.Ptr(200) }},
+	}
+
+	// The gateway's catalog: no handler, no dependencies.
+	listed := adapter.MustDeclare(def)
+	fmt.Println(listed.Name(), *listed.InputSchema().Properties["query"].MaxLength)
+
+	// The function's main: the same definition, bound.
+	index := []string{"alpha", "beta"}
+	def.Handler = func(_ context.Context, _ *adapter.Call, in searchIn) (searchOut, error) {
+		return searchOut{Hits: slices.DeleteFunc(slices.Clone(index), func(s string) bool { return !strings.Contains(s, in.Query) })}, nil
+	}
+	served := adapter.MustDefine(def)
+	fmt.Println(served.Name(), *served.InputSchema().Properties["query"].MaxLength)
+	// Output:
+	// search 200
+	// search 200
 }
