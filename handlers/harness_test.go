@@ -22,7 +22,7 @@ import (
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
-// app is the four tools bound to one fresh table, each served by the adapter
+// app is every tool bound to one fresh table, each served by the adapter
 // exactly as its Lambda function serves it, so a test call goes through
 // decode, validation, the scope gate and the audit stage like a real one.
 type app struct {
@@ -48,10 +48,7 @@ func newApp(t *testing.T) *app {
 	a := &app{db: ddb.Client(ctx), rows: &rowLog{}, auditTable: auditTable, fallback: &lockedBuffer{}, fns: map[string]*adapter.Function{}}
 	a.store = handlers.NewStore(a.db, table)
 	auditor := audit.New(audit.Config{Table: auditTable, Client: a.db, Fallback: a.fallback})
-	for _, tool := range []*adapter.Tool{
-		handlers.BroadcastCreate(a.store), handlers.BroadcastGet(a.store),
-		handlers.BroadcastList(a.store), handlers.BroadcastDelete(a.store),
-	} {
+	for _, tool := range handlers.Tools(a.store) {
 		a.fns[tool.Name()] = adapter.New(tool, adapter.WithAuditor(teeRecorder{a.rows, auditor}),
 			adapter.WithCallVerifier(lambdatest.Verifier("fn-"+tool.Name())))
 	}
