@@ -10,6 +10,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // TestIsolationThousandConcurrentCalls drives 1,000 calls through one
@@ -43,7 +44,7 @@ func TestIsolationThousandConcurrentCalls(t *testing.T) {
 			defer func() { <-sem }()
 			args, _ := json.Marshal(deleteIn{ID: c.entity})
 			payload, err := json.Marshal(map[string]any{
-				"mcpfn": adapter.EnvelopeVersion, "callId": c.id,
+				"mcpfn": wire.EnvelopeVersion, "callId": c.id,
 				"params":    map[string]any{"name": "broadcast_delete", "arguments": json.RawMessage(args)},
 				"callToken": lambdatest.Token(testFunction, "broadcast_delete", c.id, &adapter.Identity{Subject: c.subject, AuthMethod: "jwt"}, args),
 			})
@@ -52,7 +53,7 @@ func TestIsolationThousandConcurrentCalls(t *testing.T) {
 				return
 			}
 			out := invokeLambda(t, fn, payload, "Root="+c.root+";Parent="+c.parent+";Sampled=1")
-			var resp adapter.EnvelopeResponse
+			var resp wire.EnvelopeResponse
 			if err := json.Unmarshal(out, &resp); err != nil || resp.CallID != c.id || resp.Error != nil {
 				t.Errorf("%s answered %s", c.id, out)
 			}
