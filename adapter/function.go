@@ -32,7 +32,7 @@ func New(tool *Tool, opts ...Option) *Function {
 	if o.logger == nil {
 		o.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	if len(o.stateKey) > 0 && len(o.stateKey) < calltoken.MinSecretBytes {
+	if o.stateKeySet && len(o.stateKey) < calltoken.MinSecretBytes {
 		panic(fmt.Sprintf("adapter: a request-state key must be at least %d bytes, got %d", calltoken.MinSecretBytes, len(o.stateKey)))
 	}
 	if len(o.stateKey) == 0 && o.verifier == nil {

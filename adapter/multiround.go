@@ -87,12 +87,12 @@ func (c *Call) ClientCapabilities() map[string]any {
 const DefaultRequestStateTTL = 10 * time.Minute
 
 // WithRequestStateKey sets the key that seals request states (at least 32
-// bytes; [New] panics on a shorter one). Every environment of the function
+// bytes; [New] panics on a shorter one, an empty one included). Every environment of the function
 // must share it. Without it a function with call-token keys derives its
 // state keys from them ([Start] does), and one without uses a random
 // per-process key, so a later round served by another environment is refused.
 func WithRequestStateKey(key []byte) Option {
-	return func(o *options) { o.stateKey = append([]byte(nil), key...) }
+	return func(o *options) { o.stateKey, o.stateKeySet = append([]byte(nil), key...), true }
 }
 
 // stateKeys returns the keys that open request states, the sealing one

@@ -53,6 +53,7 @@ type options struct {
 	limits         Limits
 	teardownScopes []TeardownScope
 	stateKey       []byte
+	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
 	verifier       *calltoken.Verifier
 }
 
