@@ -66,7 +66,7 @@ func decodeInvocation(payload []byte, lc *lambdacontext.LambdaContext, limits Li
 	// AgentCore first: its payload is the caller's arguments object, so a
 	// client could shape it like an envelope or a JSON-RPC request. The
 	// client context is set by AgentCore Gateway itself and decides.
-	if lc != nil && lc.ClientContext.Custom[acToolName] != "" {
+	if lc != nil && lc.ClientContext.Custom[wire.AgentCoreToolName] != "" {
 		return one(decodeAgentCore(payload, lc.ClientContext.Custom, limits))
 	}
 	if len(payload) > limits.MaxPayloadBytes {

@@ -7,31 +7,21 @@ import (
 	"unicode/utf8"
 
 	json "github.com/segmentio/encoding/json"
-)
 
-// AgentCore client-context keys (custom map).
-const (
-	acToolName          = "bedrockAgentCoreToolName"
-	acRequestID         = "bedrockAgentCoreAwsRequestId"
-	acMessageID         = "bedrockAgentCoreMcpMessageId"
-	acGatewayID         = "bedrockAgentCoreGatewayId"
-	acTargetID          = "bedrockAgentCoreTargetId"
-	acMessageVersion    = "bedrockAgentCoreMessageVersion"
-	acPropagatedHeaders = "bedrockAgentCorePropagatedHeaders"
-	acTargetSeparator   = "___"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *decoded {
 	facts := &AgentCoreFacts{
-		ToolName:       custom[acToolName],
-		RequestID:      custom[acRequestID],
-		MCPMessageID:   custom[acMessageID],
-		GatewayID:      custom[acGatewayID],
-		TargetID:       custom[acTargetID],
-		MessageVersion: custom[acMessageVersion],
+		ToolName:       custom[wire.AgentCoreToolName],
+		RequestID:      custom[wire.AgentCoreRequestID],
+		MCPMessageID:   custom[wire.AgentCoreMessageID],
+		GatewayID:      custom[wire.AgentCoreGatewayID],
+		TargetID:       custom[wire.AgentCoreTargetID],
+		MessageVersion: custom[wire.AgentCoreMessageVersion],
 	}
 	name := facts.ToolName
-	if _, after, ok := strings.Cut(name, acTargetSeparator); ok {
+	if _, after, ok := strings.Cut(name, wire.AgentCoreTargetSeparator); ok {
 		name = after
 	}
 	d := &decoded{source: SourceAgentCore, method: "tools/call", toolName: name, agentCore: facts,
@@ -40,10 +30,10 @@ func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *d
 		// Otherwise the Lambda request id names the call.
 		d.callID = id
 	}
-	if raw, ok := custom[acPropagatedHeaders]; ok && raw != "" {
+	if raw, ok := custom[wire.AgentCorePropagatedHeaders]; ok && raw != "" {
 		headers, err := parsePropagatedHeaders(raw)
 		if err != nil {
-			d.err = Errorf(CodeBadRequest, "client context %s is not a JSON object of strings: %s", acPropagatedHeaders, jsonErrorText(err))
+			d.err = Errorf(CodeBadRequest, "client context %s is not a JSON object of strings: %s", wire.AgentCorePropagatedHeaders, jsonErrorText(err))
 			return d
 		}
 		facts.PropagatedHeaders = headers
@@ -64,27 +54,20 @@ func decodeAgentCore(payload []byte, custom map[string]string, limits Limits) *d
 	return d
 }
 
-// ReservedArgument is the argument key under which the mcpfn AgentCore
-// request interceptor passes its call token to a Lambda target:
-// {"_mcpfn":{"callToken":"…"}}. The adapter removes it before anything else
-// reads the arguments, so tool schemas never see it and the token's
-// arguments digest covers the arguments without it.
-const ReservedArgument = "_mcpfn"
-
 // takeReserved splits the interceptor's _mcpfn object off an AgentCore
 // payload. Arguments that do not mention it come back as they are; an
 // _mcpfn that is not {"callToken":"<non-empty string>"} is a bad request.
 func takeReserved(args []byte) (json.RawMessage, string, *Error) {
 	// Only an object can carry it; a JSON escape could spell its name
 	// without the plain bytes, so "\u" also takes the slow path.
-	if len(args) == 0 || args[0] != '{' || (!bytes.Contains(args, []byte(ReservedArgument)) && !bytes.Contains(args, []byte(`\u`))) {
+	if len(args) == 0 || args[0] != '{' || (!bytes.Contains(args, []byte(wire.ReservedArgument)) && !bytes.Contains(args, []byte(`\u`))) {
 		return args, "", nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(args, &obj); err != nil {
 		return args, "", nil // not an object after all: the schema says why
 	}
-	raw, ok := obj[ReservedArgument]
+	raw, ok := obj[wire.ReservedArgument]
 	if !ok {
 		return args, "", nil
 	}
@@ -92,13 +75,13 @@ func takeReserved(args []byte) (json.RawMessage, string, *Error) {
 		CallToken *string `json:"callToken"`
 	}
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &r) != nil || r.CallToken == nil || *r.CallToken == "" {
-		return nil, "", Errorf(CodeBadRequest, "the reserved argument %s must be {\"callToken\":\"…\"}, as the mcpfn AgentCore interceptor sets it", ReservedArgument)
+		return nil, "", Errorf(CodeBadRequest, "the reserved argument %s must be {\"callToken\":\"…\"}, as the mcpfn AgentCore interceptor sets it", wire.ReservedArgument)
 	}
-	delete(obj, ReservedArgument)
+	delete(obj, wire.ReservedArgument)
 	// Marshalled with encoding/json, as every value the adapter writes (ADR 0012).
 	out, err := stdjson.Marshal(obj)
 	if err != nil {
-		return nil, "", Errorf(CodeBadRequest, "the arguments cannot be re-encoded without %s: %v", ReservedArgument, err)
+		return nil, "", Errorf(CodeBadRequest, "the arguments cannot be re-encoded without %s: %v", wire.ReservedArgument, err)
 	}
 	return out, *r.CallToken, nil
 }

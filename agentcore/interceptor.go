@@ -19,7 +19,7 @@ import (
 
 // TargetSeparator joins an AgentCore target's name and a tool's name in
 // params.name ("<target>___<tool>").
-const TargetSeparator = "___"
+const TargetSeparator = wire.AgentCoreTargetSeparator
 
 // RPCUnauthorized is the JSON-RPC error code of a short-circuited request
 // whose bearer token does not verify (HTTP 401); JSON-RPC leaves -32000 to
@@ -171,7 +171,7 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 		}
 	}
 	// Only the interceptor speaks under the reserved key.
-	delete(args, adapter.ReservedArgument)
+	delete(args, wire.ReservedArgument)
 
 	if denied := gateway.AuthorizeTool(tool, caller); denied != nil {
 		log.InfoContext(ctx, "mcpfn interceptor: refused", "reason", string(denied.Code))
@@ -192,7 +192,7 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInternalError, "the interceptor cannot sign calls to this tool"))
 	}
 	reserved, _ := json.Marshal(map[string]string{"callToken": tok})
-	args[adapter.ReservedArgument] = reserved
+	args[wire.ReservedArgument] = reserved
 	params["arguments"], _ = json.Marshal(args)
 	msg["params"], _ = json.Marshal(params)
 	body, _ := json.Marshal(msg)

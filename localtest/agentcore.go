@@ -318,12 +318,12 @@ func (f *agentCoreFront) callTarget(tg agentCoreTarget) mcp.ToolHandler {
 			info = &agentCoreRequest{requestID: uuid.NewString()}
 		}
 		cc, err := wire.EncodeClientContext(&lambdacontext.ClientContext{Custom: map[string]string{
-			"bedrockAgentCoreToolName":       tg.name + agentcore.TargetSeparator + tg.tool,
-			"bedrockAgentCoreAwsRequestId":   info.requestID,
-			"bedrockAgentCoreMcpMessageId":   info.messageID,
-			"bedrockAgentCoreGatewayId":      f.gwID,
-			"bedrockAgentCoreTargetId":       tg.id,
-			"bedrockAgentCoreMessageVersion": "1.0",
+			wire.AgentCoreToolName:       tg.name + agentcore.TargetSeparator + tg.tool,
+			wire.AgentCoreRequestID:      info.requestID,
+			wire.AgentCoreMessageID:      info.messageID,
+			wire.AgentCoreGatewayID:      f.gwID,
+			wire.AgentCoreTargetID:       tg.id,
+			wire.AgentCoreMessageVersion: "1.0",
 		}})
 		if err != nil {
 			return nil, err
