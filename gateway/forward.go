@@ -422,10 +422,7 @@ func removeRecursionDetection(s *middleware.Stack) error {
 // rpcErrorAnswer is the error of a JSON-RPC error response, nil for
 // anything else.
 func rpcErrorAnswer(payload []byte) *jsonrpc.Error {
-	var r struct {
-		JSONRPC string         `json:"jsonrpc"`
-		Error   *wire.RPCError `json:"error"`
-	}
+	var r wire.RPCResponse
 	if json.Unmarshal(payload, &r) != nil || r.JSONRPC != "2.0" || r.Error == nil || r.Error.Code == 0 {
 		return nil
 	}
