@@ -3,8 +3,9 @@
 // response it reads back (envelope.go), the JSON-RPC response and error
 // codes (jsonrpc.go), the error body a model reads in an isError tool
 // result (errorbody.go), the X-Ray trace header and where aws-lambda-go
-// keeps it (trace.go), call ids (ids.go), and the Lambda client-context
-// header (clientcontext.go).
+// keeps it (trace.go), call ids (ids.go), the Lambda client-context header
+// (clientcontext.go), and the AgentCore Gateway Lambda-target keys with the
+// interceptor's reserved argument (agentcore.go).
 //
 // A tool author never needs it: package adapter speaks it for them. It is
 // for the sides of the contract — the gateway, the AgentCore interceptor,
