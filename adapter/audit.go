@@ -58,7 +58,7 @@ func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
 			}
 		},
 	}
-	if !tool.destructive {
+	if !tool.Destructive() {
 		return h
 	}
 	h.BeforeHandle = func(ctx context.Context, call *Call) error {
@@ -139,7 +139,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		CallID:            call.ID,
 		Status:            audit.StatusDone,
 		Tool:              call.Tool,
-		Writer:            tool.name,
+		Writer:            tool.Name(),
 		Source:            string(call.Source),
 		SessionID:         call.SessionID,
 		Tenant:            call.Tenant(),
@@ -155,7 +155,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		FunctionName:      call.Lambda.FunctionName,
 		FunctionVersion:   call.Lambda.FunctionVersion,
 		ColdStart:         call.Lambda.ColdStart,
-		Destructive:       tool.destructive && call.Tool == tool.name,
+		Destructive:       tool.Destructive() && call.Tool == tool.Name(),
 	}
 	if m := call.MCP; m != nil {
 		row.MCPEra, row.MCPMethod, row.ProtocolVersion = string(m.Era), m.Method, m.ProtocolVersion
