@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -353,30 +354,52 @@ func TestClientInfoNeverBecomesIdentity(t *testing.T) {
 	}
 }
 
+// TestTimeoutEndsReserveBeforeDeadline: the call's context ends exactly the
+// reserve before Lambda's deadline, and the call answers a retryable TIMEOUT
+// at that instant, whether the handler heeds its context or not. Time is
+// synctest's, so both instants are exact.
 func TestTimeoutEndsReserveBeforeDeadline(t *testing.T) {
+	const lambdaTimeout, reserve = 800 * time.Millisecond, 300 * time.Millisecond
 	for _, mode := range []string{"", "ignore-ctx"} {
 		t.Run("fail="+mode, func(t *testing.T) {
-			rec := newRecorder()
-			var deadline time.Time
-			fn := newFunction(widgetTool(t), adapter.WithReserve(300*time.Millisecond), adapter.WithHooks(rec.hooks(), adapter.Hooks{
-				BeforeHandle: func(ctx context.Context, _ *adapter.Call) error { deadline, _ = ctx.Deadline(); return nil },
-			}))
-			start := time.Now()
-			raw := invoke(t, fn, envelopeOf(t, "slow", "widget_update", map[string]any{"entityId": "w", "sleepMs": 5000, "fail": mode}, nil),
-				lambdaInvoke{Timeout: 800 * time.Millisecond})
-			lambdaDeadline := start.Add(800 * time.Millisecond)
-			if gap := lambdaDeadline.Sub(deadline); gap < 290*time.Millisecond || gap > 310*time.Millisecond {
-				t.Fatalf("call context ends %v before the Lambda deadline, want the 300ms reserve", gap)
-			}
-			res, _ := envelopeResult(t, raw)
-			body := res.errorBody(t)
-			if body.Error != "TIMEOUT" || !body.Retryable {
-				t.Fatalf("want retryable TIMEOUT, got %+v", body)
-			}
-			got := rec.only(t)
-			if got.Stage != adapter.StageHandler || !errors.Is(got.Err, context.DeadlineExceeded) {
-				t.Fatalf("got %+v", got)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				rec := newRecorder()
+				var deadline time.Time
+				var unfinished *adapter.Unfinished
+				fn := newFunction(widgetTool(t), adapter.WithReserve(reserve), adapter.WithHooks(rec.hooks(), adapter.Hooks{
+					BeforeHandle:  func(ctx context.Context, _ *adapter.Call) error { deadline, _ = ctx.Deadline(); return nil },
+					AfterToolCall: func(_ context.Context, _ *adapter.Call, out *adapter.Outcome) { unfinished = out.Unfinished },
+				}))
+				start := time.Now()
+				raw := invoke(t, fn, envelopeOf(t, "slow", "widget_update", map[string]any{"entityId": "w", "sleepMs": 5000, "fail": mode}, nil),
+					lambdaInvoke{Timeout: lambdaTimeout})
+				if want := start.Add(lambdaTimeout - reserve); !deadline.Equal(want) {
+					t.Fatalf("call context ends %v before the Lambda deadline, want the %v reserve", start.Add(lambdaTimeout).Sub(deadline), reserve)
+				}
+				if took := time.Since(start); took != lambdaTimeout-reserve {
+					t.Fatalf("the call answered after %v, want at its deadline %v", took, lambdaTimeout-reserve)
+				}
+				res, _ := envelopeResult(t, raw)
+				body := res.errorBody(t)
+				if body.Error != "TIMEOUT" || !body.Retryable {
+					t.Fatalf("want retryable TIMEOUT, got %+v", body)
+				}
+				got := rec.only(t)
+				if got.Stage != adapter.StageHandler || !errors.Is(got.Err, context.DeadlineExceeded) {
+					t.Fatalf("got %+v", got)
+				}
+				if mode == "ignore-ctx" {
+					// The handler runs on past the call; the bubble ends only
+					// when it does, 5 s of synctest time after the start.
+					if unfinished == nil {
+						t.Fatal("a handler still running at the deadline must be reported Unfinished")
+					}
+					<-unfinished.Done()
+					if took := unfinished.FinishedAt().Sub(start); took != 5*time.Second {
+						t.Errorf("the abandoned handler finished after %v, want its 5s", took)
+					}
+				}
+			})
 		})
 	}
 }

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
 )
 
-// slowWidget sleeps a random few ms before and after writing its dimension,
-// so concurrent calls interleave at every step.
+// slowWidget waits a random few ms before and after writing its dimension,
+// so concurrent calls interleave at every step. The tests run it under
+// testing/synctest: the waits order the goroutines without taking real time.
 func slowWidget(d *adapter.ToolDef[widgetIn, widgetOut]) {
 	d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
 		sleepRandom(ctx)
@@ -39,7 +42,7 @@ func callerOf(c *adapter.Call) string {
 func sleepRandom(ctx context.Context) {
 	select {
 	case <-ctx.Done():
-	case <-timeAfterMs(rand.IntN(5)):
+	case <-time.After(time.Duration(rand.IntN(5)) * time.Millisecond):
 	}
 }
 
@@ -109,6 +112,10 @@ func traceFor(i int) string {
 // TestConcurrentInvocationsAreIsolated: 200 concurrent invocations of one
 // Function value (Lambda Managed Instances run several in one process).
 func TestConcurrentInvocationsAreIsolated(t *testing.T) {
+	synctest.Test(t, testConcurrentInvocationsAreIsolated)
+}
+
+func testConcurrentInvocationsAreIsolated(t *testing.T) {
 	rec := newRecorder()
 	fn := newFunction(widgetTool(t, slowWidget), adapter.WithHooks(rec.hooks()))
 	const n = 200
@@ -131,6 +138,10 @@ func TestConcurrentInvocationsAreIsolated(t *testing.T) {
 // TestBatchCallsAreIsolated: the calls of one JSON-RPC batch run
 // concurrently, each in its own context, and answer in order.
 func TestBatchCallsAreIsolated(t *testing.T) {
+	synctest.Test(t, testBatchCallsAreIsolated)
+}
+
+func testBatchCallsAreIsolated(t *testing.T) {
 	rec := newRecorder()
 	// Identity cannot come over plain JSON-RPC (nothing verified it) and no
 	// hook can set it, so the batch test stamps a stand-in caller and trace

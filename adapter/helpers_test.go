@@ -294,5 +294,3 @@ func (r *recorder) only(t testing.TB) observed {
 	}
 	return r.done[0]
 }
-
-func timeAfterMs(ms int) <-chan time.Time { return time.After(time.Duration(ms) * time.Millisecond) }

@@ -13,7 +13,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/audit"
 )
@@ -32,6 +37,8 @@ func TestUnreachableTableFallsBackThenReplays(t *testing.T) {
 	down.Record(ctx, final)
 	pending := baseRow("call-lost-pending")
 	down.Pending(ctx, pending)
+	// Real time, loosely bounded: the closed port is a real socket, which a
+	// synctest bubble cannot wait on.
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("fallback took %v", took)
 	}
@@ -157,21 +164,52 @@ func TestThrottledBeyondMaxAttemptsFallsBack(t *testing.T) {
 	}
 }
 
+// throttleEveryPut answers every PutItem as a throttled DynamoDB does, in
+// process: no socket, so a synctest bubble can run the SDK and the retry
+// loop around it on its fake clock. DynamoDB Local never throttles.
+type throttleEveryPut struct{ puts atomic.Int64 }
+
+func (tp *throttleEveryPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
+		return nil, fmt.Errorf("unexpected %s", r.Header.Get("X-Amz-Target"))
+	}
+	tp.puts.Add(1)
+	body := `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`
+	return &http.Response{StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r}, nil
+}
+
+// TestDeadlineBoundsRetries: against a table that throttles every write,
+// the retries stop in time to keep the reserve (100 ms): the fallback line
+// is out before ctx's deadline less the reserve. Time is synctest's, so the
+// bound is exact.
 func TestDeadlineBoundsRetries(t *testing.T) {
 	e := newEnv(t)
-	proxy, _ := throttlingProxy(t, e.server.Endpoint(), 1000)
+	tp := &throttleEveryPut{}
 	var fb bytes.Buffer
-	a := e.auditor(t, audit.Config{Client: clientFor(proxy), Fallback: &fb, MaxAttempts: 1000})
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	a.Record(ctx, baseRow("call-deadline"))
-	// The reserve (100 ms) is kept: the line is out before ctx's deadline.
-	if took := time.Since(start); took > 350*time.Millisecond {
-		t.Errorf("Record took %v with a 400 ms deadline", took)
+	a := e.auditor(t, audit.Config{Fallback: &fb, MaxAttempts: 1000, Client: dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String("http://dynamodb.invalid"), HTTPClient: &http.Client{Transport: tp},
+		Credentials: credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", "")})})
+	synctest.Test(t, func(t *testing.T) {
+		const deadline, reserve = 400 * time.Millisecond, 100 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		start := time.Now()
+		a.Record(ctx, baseRow("call-deadline"))
+		if took := time.Since(start); took > deadline-reserve {
+			t.Errorf("Record took %v with a %v deadline, past the %v reserve", took, deadline, reserve)
+		}
+	})
+	if st := a.Stats(); st.Fallbacks != 1 || st.Attempts < 2 || st.Attempts != tp.puts.Load() {
+		t.Errorf("stats = %+v after %d puts", st, tp.puts.Load())
 	}
-	if a.Stats().Fallbacks != 1 {
-		t.Errorf("stats = %+v", a.Stats())
+	if !strings.Contains(fb.String(), `"callId":"call-deadline"`) {
+		t.Errorf("fallback: %s", fb.String())
 	}
 }
 

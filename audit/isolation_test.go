@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -99,23 +101,23 @@ func TestIsolationThousandConcurrentCalls(t *testing.T) {
 		t.Fatalf("%d cross-stamped attributes", crossed)
 	}
 
-	// The stand-in receives over UDP: wait until every span has arrived.
+	// The stand-in receives over UDP, a real socket (no synctest bubble can
+	// wait on it): WaitFor wakes on each datagram until every span has
+	// arrived. The timeout is a safety net for lost datagrams, not a timing
+	// assertion.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
 	joined := map[string]bool{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(joined) < n && time.Now().Before(deadline) {
-		for _, d := range e.daemon.Documents() {
-			if c, ok := spans[d.ID]; ok && !joined[d.ID] {
-				if d.TraceID != c.root || d.ParentID != c.parent || d.Type != "subsegment" || d.Name != "broadcast_delete" {
-					t.Fatalf("%s: span %+v, want trace %s parent %s", c.id, d, c.root, c.parent)
-				}
-				joined[d.ID] = true
+	_, err := e.daemon.WaitFor(ctx, func(d xraystandin.Document) bool {
+		if c, ok := spans[d.ID]; ok && !joined[d.ID] {
+			if d.TraceID != c.root || d.ParentID != c.parent || d.Type != "subsegment" || d.Name != "broadcast_delete" {
+				t.Errorf("%s: span %+v, want trace %s parent %s", c.id, d, c.root, c.parent)
 			}
+			joined[d.ID] = true
 		}
-		if len(joined) < n {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if len(joined) != n {
-		t.Fatalf("%d of %d spans arrived joined to their parents", len(joined), n)
+		return len(joined) == n
+	})
+	if err != nil {
+		t.Fatalf("%d of %d spans arrived joined to their parents: %v", len(joined), n, err)
 	}
 }

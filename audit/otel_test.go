@@ -177,7 +177,8 @@ func TestTracingFrom(t *testing.T) {
 }
 
 // A collector that does not answer costs a call at most the flush budget,
-// never the invocation: Record returns before ctx's deadline.
+// never the invocation: Record returns before ctx's deadline. Real time:
+// the collector is a real listener, which a synctest bubble cannot wait on.
 func TestRecordFlushBoundedByDeadline(t *testing.T) {
 	e := newEnv(t)
 	// A listener that accepts and never answers.

@@ -125,7 +125,10 @@ func TestGatewayDeadlineCapsTheCall(t *testing.T) {
 		}
 	})
 	// The gateway's own invocation has 1s left: the forward must give up
-	// before that (reserve 250ms) and still answer.
+	// before that (reserve 250ms) and still answer. Real time, bounded
+	// loosely: the fake Lambda API is a real HTTP server, which a synctest
+	// bubble cannot wait on, and the call token carries its expiry in whole
+	// seconds, so nothing on the wire shows the forward's deadline exactly.
 	ctx, cancel := lambdaContext("Root="+newTraceRoot()+";Parent=1111111111111111;Sampled=1", time.Second)
 	defer cancel()
 	start := time.Now()

@@ -62,6 +62,7 @@ type inFlight struct {
 	mu       sync.Mutex
 	now, max int
 	hold     chan struct{} // nil: hold each invoke briefly; else until closed
+	entered  chan struct{} // non-nil: told of each invoke as it starts (buffered)
 }
 
 func (f *inFlight) handler(next http.HandlerFunc) http.HandlerFunc {
@@ -70,11 +71,17 @@ func (f *inFlight) handler(next http.HandlerFunc) http.HandlerFunc {
 		f.now++
 		f.max = max(f.max, f.now)
 		f.mu.Unlock()
+		if f.entered != nil {
+			f.entered <- struct{}{}
+		}
 		if f.hold != nil {
 			<-f.hold
 		} else {
 			// Long enough for every invoke the gateway lets through at
 			// once to overlap; the assertion is on the maximum, not on time.
+			// A sleep, not an event: "no more than N at once" is an absence,
+			// which no event shows, and the fake Lambda API is a real HTTP
+			// server, which no synctest bubble can wait on.
 			time.Sleep(20 * time.Millisecond)
 		}
 		f.mu.Lock()
@@ -113,7 +120,7 @@ func TestProcessLimitWaitsThenRateLimits(t *testing.T) {
 		c.Auth = AuthNone
 		c.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
 	})
-	fl := &inFlight{hold: make(chan struct{})}
+	fl := &inFlight{hold: make(chan struct{}), entered: make(chan struct{}, 4)}
 	var once sync.Once
 	release := func() { once.Do(func() { close(fl.hold) }) }
 	t.Cleanup(release)
@@ -133,15 +140,7 @@ func TestProcessLimitWaitsThenRateLimits(t *testing.T) {
 	}
 	first := make(chan string)
 	go func() { first <- call("flaky_get", 20*time.Second) }()
-	for {
-		fl.mu.Lock()
-		n := fl.now
-		fl.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	<-fl.entered
 	// The only slot is held: this call waits until its own deadline (its
 	// gateway invocation's, less the reserve), then is refused unsent.
 	body := call("echo_call", 600*time.Millisecond)

@@ -1,7 +1,6 @@
 package viewer_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
-	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
@@ -40,20 +38,8 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	ddb := dynamolocal.ForTest(t)
+	ddb, name := dynamolocal.TemplateTableForTest(t, "AuditTable", "viewer")
 	ctx := context.Background()
-	name := dynamolocal.UniqueName(t, "viewer")
-	tmpl, err := samtemplate.LoadRepo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tmpl.TableInput("AuditTable", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ddb.CreateTable(ctx, in); err != nil {
-		t.Fatal(err)
-	}
 	a := audit.New(audit.Config{Table: name, Client: ddb.Client(ctx)})
 	rows := []*audit.Row{
 		{CallID: "c-ok", Tool: "broadcast_get", SpanID: "bbbbbbbbbbbbbbb1", ParentSpanID: forwardID, TraceID: traceID,
@@ -222,40 +208,5 @@ func TestReadOnlyAndHostCheck(t *testing.T) {
 		if want == 200 && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("CSP: %q", resp.Header.Get("Content-Security-Policy"))
 		}
-	}
-}
-
-// TestServeCommand: `mcpfn-audit -table T serve -addr 127.0.0.1:0` prints
-// its URL and serves the table until the context ends.
-func TestServeCommand(t *testing.T) {
-	w := newWorld(t)
-	ddb := dynamolocal.ForTest(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	table := w.a.Table()
-	go func() {
-		var errb strings.Builder
-		done <- audit.RunCLIWith(ctx, []string{"-table", table, "serve", "-addr", "127.0.0.1:0", "-no-xray"}, nil, pw, &errb, ddb.Client(ctx),
-			map[string]audit.Command{"serve": viewer.ServeCommand})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "VIEWER url=http://127.0.0.1:") {
-		t.Fatalf("first line %q, %v", line, err)
-	}
-	url := strings.TrimSpace(strings.TrimPrefix(line, "VIEWER url="))
-	resp, err := http.Get(url + "?since=72h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if got := strings.Join(listed(string(b)), " "); got != "c-hostile c-ok c-old" {
-		t.Errorf("served listing %q", got)
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("serve exited %d", code)
 	}
 }

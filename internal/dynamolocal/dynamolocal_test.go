@@ -198,6 +198,10 @@ func TestNoOrphanWhenParentKilled(t *testing.T) {
 	}
 	_ = child.Process.Kill()
 	_ = child.Wait()
+	// Real time: the JVM is a real process and not our child (its parent is
+	// dead), so neither Wait nor a synctest bubble can wait for its end;
+	// polling is the portable way, and the 10s is a safety net, not a
+	// timing assertion.
 	deadline := time.Now().Add(10 * time.Second)
 	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {

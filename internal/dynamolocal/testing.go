@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 // EndpointEnv names the environment variable that points ForTest at a
@@ -59,6 +61,27 @@ func ForTest(t testing.TB) *Server {
 		t.Fatal(shared.err)
 	}
 	return shared.server
+}
+
+// TemplateTableForTest creates, in the test binary's shared emulator, the
+// table template.yaml declares as logicalID, under a name unique to t that
+// starts with prefix, and returns the emulator and the name.
+func TemplateTableForTest(t testing.TB, logicalID, prefix string) (*Server, string) {
+	t.Helper()
+	srv := ForTest(t)
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := UniqueName(t, prefix)
+	in, err := tmpl.TableInput(logicalID, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CreateTable(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	return srv, name
 }
 
 // Main runs the package's tests and then stops the shared emulator, if one

@@ -146,37 +146,63 @@ func TestReceivesRawDatagrams(t *testing.T) {
 	}
 }
 
+// waiting returns a match for want that also closes its channel once it has
+// been shown the entity named seen: from then on the WaitFor that calls it
+// has looked at everything received so far and waits for what comes next.
+// The tests order themselves on that event, never on a clock: the stand-in
+// reads a real socket, which a testing/synctest bubble cannot wait on.
+func waiting(want, seen string) (func(xraystandin.Document) bool, <-chan struct{}) {
+	ready := make(chan struct{})
+	var once sync.Once
+	return func(d xraystandin.Document) bool {
+		if d.Name == seen {
+			once.Do(func() { close(ready) })
+		}
+		return d.Name == want
+	}, ready
+}
+
 func TestWaitFor(t *testing.T) {
 	d := listen(t)
 	doc := func(name string) string {
 		return hdr + `{"trace_id":"1-5759e988-bd862e3fe1be46a994272793","id":"70de5b6f19ff9a0a","name":"` + name + `","start_time":1}`
 	}
+	// A safety net for lost datagrams, not a timing assertion.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	wait := func(match func(xraystandin.Document) bool) <-chan error {
+		got := make(chan error, 1)
+		go func() {
+			_, err := d.WaitFor(ctx, match)
+			got <- err
+		}()
+		return got
+	}
 
-	// A match that is sent after WaitFor started.
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, err := d.WaitFor(ctx, byName("later"))
-		got <- err
-	}()
+	// A match that arrives while WaitFor waits.
 	send(t, d.Addr(), doc("first"))
-	time.Sleep(20 * time.Millisecond)
+	if _, err := d.WaitFor(ctx, byName("first")); err != nil {
+		t.Fatal(err)
+	}
+	match, ready := waiting("later", "first")
+	got := wait(match)
+	<-ready
 	send(t, d.Addr(), doc("later"))
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
 
 	// A match that arrived before WaitFor was called.
-	if _, err := d.WaitFor(t.Context(), byName("first")); err != nil {
+	if _, err := d.WaitFor(ctx, byName("first")); err != nil {
 		t.Fatal(err)
 	}
 
 	// No match: the context ends the wait.
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := d.WaitFor(ctx, byName("never")); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("WaitFor without a match: %v, want DeadlineExceeded", err)
+	never, cancelNever := context.WithCancel(ctx)
+	match, ready = waiting("never", "later")
+	go func() { <-ready; cancelNever() }()
+	if _, err := d.WaitFor(never, match); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitFor without a match: %v, want Canceled", err)
 	}
 
 	// After Reset old documents are gone and new ones are still found.
@@ -185,15 +211,18 @@ func TestWaitFor(t *testing.T) {
 		t.Fatalf("%d documents after Reset", n)
 	}
 	send(t, d.Addr(), doc("after-reset"))
-	ctx2, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel2()
-	if _, err := d.WaitFor(ctx2, byName("after-reset")); err != nil {
+	if _, err := d.WaitFor(ctx, byName("after-reset")); err != nil {
 		t.Fatal(err)
 	}
 
 	// Close wakes waiters.
-	go func() { time.Sleep(20 * time.Millisecond); _ = d.Close() }()
-	if _, err := d.WaitFor(t.Context(), byName("never")); !errors.Is(err, xraystandin.ErrClosed) {
+	match, ready = waiting("never", "after-reset")
+	got = wait(match)
+	<-ready
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; !errors.Is(err, xraystandin.ErrClosed) {
 		t.Fatalf("WaitFor across Close: %v, want ErrClosed", err)
 	}
 	if err := d.Close(); err != nil {

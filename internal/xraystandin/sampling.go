@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -20,6 +21,10 @@ type samplingServer struct {
 	srv      *http.Server
 	requests atomic.Int64
 	done     chan struct{}
+	// rulesServed is closed once the first rules answer is written, so a
+	// test waits for an SDK's fetch on an event instead of a clock.
+	rulesServed chan struct{}
+	rulesOnce   sync.Once
 }
 
 // ServeSampling starts answering the X-Ray sampling API on TCP addr with a
@@ -35,7 +40,7 @@ func (d *Daemon) ServeSampling(addr string) error {
 	if err != nil {
 		return fmt.Errorf("xraystandin: sampling: %w", err)
 	}
-	s := &samplingServer{ln: ln, done: make(chan struct{})}
+	s := &samplingServer{ln: ln, done: make(chan struct{}), rulesServed: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /GetSamplingRules", s.rules)
 	mux.HandleFunc("POST /SamplingTargets", s.targets)
@@ -89,6 +94,7 @@ const ruleEpoch = 1_700_000_000
 
 func (s *samplingServer) rules(w http.ResponseWriter, _ *http.Request) {
 	s.requests.Add(1)
+	defer s.rulesOnce.Do(func() { close(s.rulesServed) })
 	// Field names and validity conditions are those of the X-Ray API's
 	// GetSamplingRules: SDKs ignore rules whose Version is not 1, whose
 	// ResourceARN is not "*" or that carry Attributes. The rule named

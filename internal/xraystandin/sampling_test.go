@@ -2,12 +2,15 @@ package xraystandin_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-xray-sdk-go/strategy/sampling"
 	"github.com/aws/aws-xray-sdk-go/xray"
+
+	"github.com/mcpfn/mcpfn/internal/xraystandin"
 )
 
 // With ServeSampling, the SDK's default (centralized) strategy fetches the
@@ -31,38 +34,43 @@ func TestSDKCentralizedSamplingSamplesEverything(t *testing.T) {
 	}
 
 	// The strategy starts polling on its first decision and fetches rules
-	// asynchronously; a warm-up segment triggers it.
-	_, warm := xray.BeginSegment(context.Background(), "warm-up")
-	warm.Close(nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for d.SamplingRequests() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the SDK never asked the stand-in for sampling rules")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// on a goroutine of its own, over a real socket (so no synctest: a
+	// bubble cannot wait on network I/O). A warm-up decision starts it; the
+	// stand-in says when it answered; the SDK then installs the rule without
+	// further I/O, which the first decision that names a rule shows.
+	req := &sampling.Request{}
+	_ = central.ShouldTrace(req)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a safety net, not a timing assertion
+	defer cancel()
+	select {
+	case <-d.RulesServed():
+	case <-ctx.Done():
+		t.Fatal("the SDK never asked the stand-in for sampling rules")
 	}
-	time.Sleep(100 * time.Millisecond) // let the SDK install the rule it received
+	for central.ShouldTrace(req).Rule == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the SDK never installed the stand-in's rule")
+		}
+		runtime.Gosched()
+	}
 	d.Reset()
 
 	const n = 30
-	for i := 0; i < n; i++ {
+	for i := range n {
 		_, seg := xray.BeginSegment(context.Background(), "sampled")
+		if !seg.Sampled {
+			t.Fatalf("segment %d not sampled", i)
+		}
 		seg.Close(nil)
 	}
-	sampled := func() int {
-		c := 0
-		for _, doc := range d.Documents() {
-			if doc.Name == "sampled" {
-				c++
-			}
+	// Every one of them reaches the daemon.
+	got := 0
+	if _, err := d.WaitFor(ctx, func(doc xraystandin.Document) bool {
+		if doc.Name == "sampled" {
+			got++
 		}
-		return c
-	}
-	deadline = time.Now().Add(5 * time.Second)
-	for sampled() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d segments sampled", sampled(), n)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return got == n
+	}); err != nil {
+		t.Fatalf("%d of %d sampled segments received: %v", got, n, err)
 	}
 }

@@ -2,21 +2,20 @@
 // the calls on an entity or by a caller, and the replay of fallback rows
 // from logs into the table, and `serve`, the audit viewer (a read-only web
 // page). See docs/audit.md and docs/viewer.md.
+//
+// The whole command is [run], which main calls with the process's arguments
+// and streams, and which the tests call the same way.
 package main
 
 import (
 	"context"
 	"os"
 	"os/signal"
-
-	"github.com/mcpfn/mcpfn/audit"
-	"github.com/mcpfn/mcpfn/audit/viewer"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := audit.RunCLIWith(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, nil,
-		map[string]audit.Command{"serve": viewer.ServeCommand})
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -2,8 +2,6 @@ package audit_test
 
 import (
 	"bytes"
-	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,56 +41,5 @@ func TestWriteTraceTree(t *testing.T) {
 	}
 	if b.String() != wantTree {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), wantTree)
-	}
-}
-
-func TestCLI(t *testing.T) {
-	e := newEnv(t)
-	a := e.auditor(t, audit.Config{})
-	ctx := context.Background()
-	for _, r := range treeRows() {
-		a.Record(ctx, &r)
-	}
-	run := func(stdin string, args ...string) (string, string, int) {
-		var out, errb bytes.Buffer
-		code := audit.RunCLI(ctx, append([]string{"-table", e.table}, args...), strings.NewReader(stdin), &out, &errb, e.client)
-		return out.String(), errb.String(), code
-	}
-	out, stderr, code := run("", "trace", "1-5f84c7a1-aaaaaaaaaaaaaaaaaaaaaaaa")
-	if code != 0 || out != wantTree {
-		t.Errorf("trace: code %d, stderr %s, got:\n%s", code, stderr, out)
-	}
-
-	other := baseRow("c-entity")
-	a.Record(ctx, other)
-	out, _, code = run("", "entity", "entityId", "b-1")
-	if code != 0 || !strings.Contains(out, "call=c-entity") || strings.Count(out, "\n") != 1 {
-		t.Errorf("entity: code %d:\n%s", code, out)
-	}
-	out, _, code = run("", "-json", "-auth", "jwt", "-issuer", "https://issuer.example", "-tenant", "acme", "caller", "user-1")
-	if code != 0 || !strings.Contains(out, `"callId":"c-entity"`) {
-		t.Errorf("caller: code %d:\n%s", code, out)
-	}
-	// Another issuer's user-1 is someone else.
-	out, _, code = run("", "-issuer", "https://other.example", "-tenant", "acme", "caller", "user-1")
-	if code != 0 || out != "" {
-		t.Errorf("caller of another issuer: code %d:\n%s", code, out)
-	}
-	// A listing names the caller by key; callerkey takes it back.
-	key := "jwt#https://issuer.example#acme#user-1"
-	out, _, code = run("", "callerkey", key)
-	if code != 0 || !strings.Contains(out, "call=c-entity") || !strings.Contains(out, " caller="+key+" ") {
-		t.Errorf("callerkey: code %d:\n%s", code, out)
-	}
-
-	var fb bytes.Buffer
-	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
-	down.Record(ctx, baseRow("c-replayed"))
-	out, stderr, code = run("2026-11-29T12:00:00.000Z\t7c1d\tINFO\t"+fb.String(), "replay", "-")
-	if code != 0 || !strings.Contains(out, "found=1 written=1") {
-		t.Errorf("replay: code %d, stderr %s:\n%s", code, stderr, out)
-	}
-	if _, _, code = run("", "bogus"); code != 2 {
-		t.Errorf("bogus command: code %d", code)
 	}
 }

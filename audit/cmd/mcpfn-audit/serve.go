@@ -1,4 +1,4 @@
-package viewer
+package main
 
 import (
 	"context"
@@ -8,42 +8,34 @@ import (
 	"net"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/xray"
 
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/audit/viewer"
 )
 
-// ServeCommand is `mcpfn-audit serve`, for [audit.RunCLIWith].
-var ServeCommand = audit.Command{
-	Usage: "serve [-addr A] [-xray-file F]  the audit viewer, a read-only web page (docs/viewer.md)",
-	Run:   runServe,
-}
-
-func runServe(ctx context.Context, a *audit.Auditor, args []string, stdout, stderr io.Writer) int {
+// serve is `mcpfn-audit serve`: the viewer on the auditor the global flags
+// configured, segments from a file, the X-Ray API or nowhere.
+func serve(ctx context.Context, awsCfg aws.Config, a *audit.Auditor, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpfn-audit serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", DefaultAddr, "listen address (keep it on loopback: the viewer has no login)")
+	addr := fs.String("addr", viewer.DefaultAddr, "listen address (keep it on loopback: the viewer has no login)")
 	xrayFile := fs.String("xray-file", "", "X-Ray segment documents, one JSON object per line (the local stack's .local/xray.jsonl); without it the X-Ray API is asked (BatchGetTraces)")
 	noXRay := fs.Bool("no-xray", false, "show audit rows only, no X-Ray segments")
 	hosts := fs.String("hosts", "", "comma-separated Host names served besides loopback ones")
 	if fs.Parse(args) != nil {
 		return 2
 	}
-	cfg := Config{Auditor: a, AllowedHosts: strings.FieldsFunc(*hosts, func(r rune) bool { return r == ',' || r == ' ' })}
+	cfg := viewer.Config{Auditor: a, AllowedHosts: strings.FieldsFunc(*hosts, func(r rune) bool { return r == ',' || r == ' ' })}
 	switch {
 	case *noXRay:
 	case *xrayFile != "":
-		cfg.Segments = FileSegments(*xrayFile)
+		cfg.Segments = viewer.FileSegments(*xrayFile)
 	default:
-		awsCfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			fmt.Fprintln(stderr, "mcpfn-audit serve:", err)
-			return 1
-		}
-		cfg.Segments = XRaySegments{Client: xray.NewFromConfig(awsCfg)}
+		cfg.Segments = viewer.XRaySegments{Client: xray.NewFromConfig(awsCfg)}
 	}
-	v, err := New(cfg)
+	v, err := viewer.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpfn-audit serve:", err)
 		return 1
