@@ -18,6 +18,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
@@ -186,11 +187,11 @@ func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload, err := json.Marshal(adapter.Envelope{
-		Version: adapter.EnvelopeVersion,
+	payload, err := json.Marshal(wire.Envelope{
+		Version: wire.EnvelopeVersion,
 		CallID:  callID,
-		Params:  adapter.EnvelopeParams{Name: tool, Arguments: rawArgs},
-		MCP:     adapter.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: adapter.ModernProtocolVersion},
+		Params:  wire.EnvelopeParams{Name: tool, Arguments: rawArgs},
+		MCP:     wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion},
 		// Signed as the gateway signs a call to the tool's function.
 		CallToken: lambdatest.Token("fn-"+tool, tool, callID, caller, rawArgs),
 	})
@@ -205,7 +206,7 @@ func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool
 	if err != nil {
 		t.Fatalf("%s: Invoke: %v", tool, err)
 	}
-	var resp adapter.EnvelopeResponse
+	var resp wire.EnvelopeResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("%s: response %s: %v", tool, out, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // TestLocalEventsReachTheHandler runs every event in localtest/events through
@@ -38,7 +39,7 @@ func TestLocalEventsReachTheHandler(t *testing.T) {
 			if err != nil {
 				t.Fatal(missingEvent(tool.Name()))
 			}
-			var env adapter.Envelope
+			var env wire.Envelope
 			if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != tool.Name() {
 				t.Fatalf("not an envelope for %s (%v)", tool.Name(), err)
 			}
@@ -174,7 +175,7 @@ func invokeEnvelope(t *testing.T, fn *adapter.Function, payload []byte) json.Raw
 	if err != nil {
 		t.Fatal(err)
 	}
-	var resp adapter.EnvelopeResponse
+	var resp wire.EnvelopeResponse
 	if err := json.Unmarshal(out, &resp); err != nil || resp.Error != nil {
 		t.Fatalf("response %s (%v)", out, err)
 	}
