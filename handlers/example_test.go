@@ -38,4 +38,3 @@ func TestCatalogDeclaresWhatFunctionsBind(t *testing.T) {
 		}
 	}
 }
-

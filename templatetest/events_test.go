@@ -117,11 +117,11 @@ func writeMissingEvents(t *testing.T, dir string, tools []*adapter.Tool) {
 			continue
 		}
 		event := map[string]any{
-			"mcpfn":  adapter.EnvelopeVersion,
+			"mcpfn":  wire.EnvelopeVersion,
 			"callId": "local-" + tool.Name() + "-0001",
 			"params": map[string]any{"name": tool.Name(), "arguments": exampleOf(tool.InputSchema())},
 			"mcp": map[string]any{
-				"era": adapter.EraModern, "method": "tools/call", "protocolVersion": adapter.ModernProtocolVersion,
+				"era": wire.EraModern, "method": "tools/call", "protocolVersion": wire.ModernProtocolVersion,
 				"clientInfo": map[string]any{"name": "sam-local", "version": "1"}, "jsonrpcId": 1,
 			},
 		}
@@ -241,7 +241,7 @@ func TestANewToolsEventIsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env adapter.Envelope
+	var env wire.Envelope
 	if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != "broadcast_count" {
 		t.Fatalf("written event %s (%v)", payload, err)
 	}
