@@ -100,7 +100,7 @@ BIN_DIR ?= bin
 LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTION_DIRS = $(patsubst %/,%,$(sort $(dir $(wildcard functions/*/main.go))))
 
-.PHONY: agentcore-schemas agentcore-policies
+.PHONY: agentcore-schemas agentcore-policies template
 
 ## build: every functions/<name> into $(BIN_DIR)/<name>/bootstrap (linux/arm64).
 build:
@@ -120,6 +120,12 @@ function_dir = $(or $(firstword $(foreach d,$(FUNCTION_DIRS),$(if $(filter $(she
 
 build-%Function:
 	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(LAMBDA_ENV) $(GO) build $(GOFLAGS_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./$(call function_dir,$*)
+
+## template: rewrite template.yaml's generated blocks (every tool-dependent
+## resource, map and grant list) from handlers.Catalog() and the tool
+## functions' resources (internal/gentemplate); templatetest fails until it is run.
+template:
+	$(GO) run ./internal/gentemplate/cmd/gentemplate -f template.yaml
 
 ## agentcore-schemas: AgentCore Gateway tool schemas from handlers.Catalog() into $(BIN_DIR)/agentcore.
 agentcore-schemas:
