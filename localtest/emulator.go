@@ -23,9 +23,12 @@ import (
 // emulator is one RIE process serving one function's bootstrap: one
 // execution environment. It serves one invoke at a time.
 type emulator struct {
-	fn      *function
-	url     string // the RIE's invoke URL
-	proxy   *runtimeProxy
+	fn    *function
+	url   string // the RIE's invoke URL
+	proxy *runtimeProxy
+	// cur is the invoke of a pooled emulator, from sending it until the
+	// emulator is back in the pool.
+	cur     atomic.Pointer[invocation]
 	cmd     *exec.Cmd
 	started time.Time
 	exited  chan struct{}
@@ -175,16 +178,20 @@ func (e *emulator) invoke(ctx context.Context, body []byte, h http.Header, relea
 	}
 	req.Header.Set("X-Amzn-RequestId", id)
 	inv := newInvocation(id)
+	inv.notify = e.fn.wake
+	e.cur.Store(inv)
 	e.proxy.begin(inv)
 	inv.sent = time.Now()
+	released := make(chan struct{})
 	go func() {
 		defer cancel()
 		e.await(req, inv)
 		release(inv)
+		close(released)
 	}()
 	select {
 	case <-inv.responded():
-	case <-inv.finished:
+	case <-released: // the emulator's own answer, once e is free again
 	case <-ctx.Done():
 		return inv, ctx.Err()
 	}
@@ -317,16 +324,32 @@ type function struct {
 	idle  []*emulator
 	total int // emulators existing or being started
 	all   []*emulator
-	// released is closed (and replaced) whenever an emulator has finished
-	// an invoke, for waitIdle.
-	released chan struct{}
+	// changed is closed (and replaced) whenever an emulator is released or
+	// its invoke progressed, for the waiters of acquire and waitIdle.
+	changed chan struct{}
 }
 
 // acquire returns an idle emulator, starting a new one while the function
 // is below its concurrency limit, or errBusy — never waits for a busy one:
-// Lambda does not queue synchronous invokes either.
+// Lambda does not queue synchronous invokes either. It only waits for an
+// emulator whose invoke has ended as Lambda counts it (the runtime and
+// every extension called next) and which is about to answer: on Lambda
+// that environment would already be free.
 func (f *function) acquire(ctx context.Context) (*emulator, error) {
 	f.mu.Lock()
+	for len(f.idle) == 0 && f.settling() {
+		if f.changed == nil {
+			f.changed = make(chan struct{})
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		f.mu.Lock()
+	}
 	for len(f.idle) > 0 {
 		e := f.idle[len(f.idle)-1]
 		f.idle = f.idle[:len(f.idle)-1]
@@ -358,14 +381,37 @@ func (f *function) acquire(ctx context.Context) (*emulator, error) {
 	return e, nil
 }
 
+// settling reports whether an emulator is about to be free (f.mu held;
+// see invocation.settling).
+func (f *function) settling() bool {
+	for _, e := range f.all {
+		if inv := e.cur.Load(); inv != nil && inv.settling() {
+			return true
+		}
+	}
+	return false
+}
+
+// wake tells the waiters of acquire and waitIdle to look again.
+func (f *function) wake() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wakeLocked()
+}
+
+func (f *function) wakeLocked() {
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
+}
+
 // release returns e to the pool, unless its process has died.
 func (f *function) release(e *emulator) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.released != nil {
-		close(f.released)
-		f.released = nil
-	}
+	e.cur.Store(nil)
+	f.wakeLocked()
 	select {
 	case <-e.exited:
 		f.total--
@@ -383,10 +429,10 @@ func (f *function) waitIdle(ctx context.Context) error {
 			f.mu.Unlock()
 			return nil
 		}
-		if f.released == nil {
-			f.released = make(chan struct{})
+		if f.changed == nil {
+			f.changed = make(chan struct{})
 		}
-		ch := f.released
+		ch := f.changed
 		f.mu.Unlock()
 		select {
 		case <-ch:

@@ -2,12 +2,15 @@ package localtest
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +38,12 @@ type runtimeProxy struct {
 
 	mu  sync.Mutex
 	cur *invocation // the invoke in flight (an emulator serves one at a time)
+	// subscribers is how many extensions of the current init subscribed to
+	// INVOKE: an invoke ends when the runtime and each of them have called
+	// next again. inited: the runtime has called next since (a new
+	// registration then starts a new init's count).
+	subscribers int
+	inited      bool
 }
 
 // Runtime API paths (https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html,
@@ -43,6 +52,7 @@ const (
 	runtimeInvocationPrefix = "/2018-06-01/runtime/invocation/"
 	runtimeNextPath         = runtimeInvocationPrefix + "next"
 	extensionNextPath       = "/2020-01-01/extension/event/next"
+	extensionRegisterPath   = "/2020-01-01/extension/register"
 	// The response mode header of a streamed response, which the proxy
 	// passes through without early release.
 	responseModeHeader = "Lambda-Runtime-Function-Response-Mode"
@@ -132,13 +142,39 @@ func (p *runtimeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else if kind != "" {
 			inv.post(now, kind, nil)
 		}
-	case r.Method == http.MethodGet && r.URL.Path == extensionNextPath:
+	case r.Method == http.MethodGet && r.URL.Path == runtimeNextPath:
+		p.mu.Lock()
+		p.inited = true
+		n := p.subscribers
+		p.mu.Unlock()
 		if inv := p.current(""); inv != nil {
-			inv.extensionNext(now)
+			inv.runtimeNextAgain(now, n)
+		}
+	case r.Method == http.MethodGet && r.URL.Path == extensionNextPath:
+		p.mu.Lock()
+		n := p.subscribers
+		p.mu.Unlock()
+		if inv := p.current(""); inv != nil {
+			inv.extensionNext(now, n)
+		}
+	case r.Method == http.MethodPost && r.URL.Path == extensionRegisterPath:
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		var reg struct{ Events []string }
+		if json.Unmarshal(body, &reg) == nil && slices.Contains(reg.Events, "INVOKE") {
+			r = r.WithContext(context.WithValue(r.Context(), invokeSubscriber{}, true))
 		}
 	}
 	p.rp.ServeHTTP(w, r)
 }
+
+// invokeSubscriber marks (in its context) a registration for INVOKE.
+type invokeSubscriber struct{}
 
 // observe sees the emulator's answers: the invoke the runtime's next
 // returned, and whether the emulator accepted a response.
@@ -149,6 +185,17 @@ func (p *runtimeProxy) observe(resp *http.Response) error {
 		if inv := p.current(resp.Header.Get("Lambda-Runtime-Aws-Request-Id")); inv != nil {
 			inv.runtimeNextReturned(time.Now())
 		}
+	case r.Method == http.MethodPost && r.URL.Path == extensionRegisterPath && resp.StatusCode == http.StatusOK:
+		p.mu.Lock()
+		if p.inited {
+			// Registration is only open during an init: this one is new
+			// (the emulator starts a new bootstrap after a crash).
+			p.subscribers, p.inited = 0, false
+		}
+		if r.Context().Value(invokeSubscriber{}) != nil {
+			p.subscribers++
+		}
+		p.mu.Unlock()
 	case r.Method == http.MethodPost && resp.StatusCode == http.StatusAccepted:
 		if id, kind := invocationPost(r.URL.Path); kind == "response" {
 			if inv := p.current(id); inv != nil {
@@ -182,8 +229,16 @@ type invocation struct {
 	postKind    string      // "response" or "error"
 	response    []byte      // the /response payload (not a streamed one)
 	acceptedAt  time.Time   // the emulator accepted the response
-	extNext     []time.Time // extensions' event/next after the POST
+	extNext     []time.Time // extensions' event/next once the runtime had the invoke
+	runtimeDone time.Time   // the runtime's next after the POST
+	// endedAt: the runtime and every extension subscribed to INVOKE have
+	// called next again — where Lambda ends the invoke; the emulator
+	// answers a little later.
+	endedAt     time.Time
 	respondedCh chan struct{}
+	// notify, if set, is called after the runtime or an extension called
+	// next (the pool may then hand the environment on soon).
+	notify func()
 
 	// Set before finished is closed: the emulator's answer, or why there
 	// was none.
@@ -227,12 +282,55 @@ func (inv *invocation) accept(t time.Time) {
 	close(inv.respondedCh)
 }
 
-func (inv *invocation) extensionNext(t time.Time) {
+// extensionNext records an extension's next: once the runtime has the
+// invoke (every extension then has its INVOKE event too), an extension done
+// with it. subscribers is the current count of INVOKE extensions.
+func (inv *invocation) extensionNext(t time.Time, subscribers int) {
+	inv.mu.Lock()
+	if !inv.nextAt.IsZero() {
+		inv.extNext = append(inv.extNext, t)
+		inv.checkEnded(t, subscribers)
+	}
+	inv.mu.Unlock()
+	if inv.notify != nil {
+		inv.notify()
+	}
+}
+
+// runtimeNextAgain records the runtime's next after its POST.
+func (inv *invocation) runtimeNextAgain(t time.Time, subscribers int) {
+	inv.mu.Lock()
+	if !inv.postedAt.IsZero() && inv.runtimeDone.IsZero() {
+		inv.runtimeDone = t
+		inv.checkEnded(t, subscribers)
+	}
+	inv.mu.Unlock()
+	if inv.notify != nil {
+		inv.notify()
+	}
+}
+
+func (inv *invocation) checkEnded(t time.Time, subscribers int) {
+	if inv.endedAt.IsZero() && !inv.runtimeDone.IsZero() && len(inv.extNext) >= subscribers {
+		inv.endedAt = t
+	}
+}
+
+// settling reports whether the environment is about to be free: the
+// invoke has ended (the runtime and every INVOKE extension called next
+// again), or the emulator has answered, or the caller has the response and
+// the runtime has not called next yet — which it does at once unless it
+// died (then the emulator answers at once). Not while an extension still
+// works after the response: that environment is busy, as on Lambda.
+func (inv *invocation) settling() bool {
+	select {
+	case <-inv.finished:
+		return true
+	default:
+	}
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
-	if !inv.postedAt.IsZero() {
-		inv.extNext = append(inv.extNext, t)
-	}
+	return !inv.endedAt.IsZero() || (!inv.acceptedAt.IsZero() && inv.runtimeDone.IsZero())
 }
 
 // responded is closed once the caller may have the runtime's response.
