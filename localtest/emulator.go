@@ -224,8 +224,11 @@ func (e *emulator) await(req *http.Request, inv *invocation) {
 	if inv.early() {
 		// Lambda's PostRuntimeExtensionsDuration, in the function's log
 		// next to the emulator's REPORT line.
+		inv.mu.Lock()
+		n := len(inv.extNext)
+		inv.mu.Unlock()
 		fmt.Fprintf(e.fn.log, "mcpfn-local: POSTRUNTIME RequestId: %s\tPostRuntimeExtensionsDuration: %.2f ms\tExtensions done: %d\n",
-			inv.id, float64(inv.postRuntime().Microseconds())/1000, len(inv.extNext))
+			inv.id, float64(inv.postRuntime().Microseconds())/1000, n)
 	}
 }
 
