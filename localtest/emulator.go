@@ -339,19 +339,8 @@ type function struct {
 // every extension called next) and which is about to answer: on Lambda
 // that environment would already be free.
 func (f *function) acquire(ctx context.Context) (*emulator, error) {
-	f.mu.Lock()
-	for len(f.idle) == 0 && f.settling() {
-		if f.changed == nil {
-			f.changed = make(chan struct{})
-		}
-		ch := f.changed
-		f.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		f.mu.Lock()
+	if err := f.waitUntil(ctx, func() bool { return len(f.idle) > 0 || !f.settling() }); err != nil {
+		return nil, err
 	}
 	for len(f.idle) > 0 {
 		e := f.idle[len(f.idle)-1]
@@ -426,12 +415,19 @@ func (f *function) release(e *emulator) {
 
 // waitIdle returns once the pool has an idle emulator, or room for one.
 func (f *function) waitIdle(ctx context.Context) error {
-	for {
-		f.mu.Lock()
-		if len(f.idle) > 0 || f.total < f.max {
-			f.mu.Unlock()
-			return nil
-		}
+	if err := f.waitUntil(ctx, func() bool { return len(f.idle) > 0 || f.total < f.max }); err != nil {
+		return err
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// waitUntil locks f.mu and returns, still holding it, once cond (called
+// with f.mu held) is true; it looks again whenever an emulator is released
+// or an invoke progresses. On an error f.mu is not held.
+func (f *function) waitUntil(ctx context.Context, cond func() bool) error {
+	f.mu.Lock()
+	for !cond() {
 		if f.changed == nil {
 			f.changed = make(chan struct{})
 		}
@@ -442,7 +438,9 @@ func (f *function) waitIdle(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		f.mu.Lock()
 	}
+	return nil
 }
 
 // warm starts n emulators and puts them in the pool.

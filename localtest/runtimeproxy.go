@@ -131,13 +131,11 @@ func (p *runtimeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if kind == "response" && r.Header.Get(responseModeHeader) == "" {
 			// Keep the payload: it is what the caller gets if the
 			// emulator accepts it.
-			body, err := io.ReadAll(r.Body)
-			r.Body.Close()
+			body, err := bufferBody(r)
 			if err != nil {
 				w.WriteHeader(http.StatusBadRequest)
 				return
 			}
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 			inv.post(now, kind, body)
 		} else if kind != "" {
 			inv.post(now, kind, nil)
@@ -158,19 +156,28 @@ func (p *runtimeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			inv.extensionNext(now, n)
 		}
 	case r.Method == http.MethodPost && r.URL.Path == extensionRegisterPath:
-		body, err := io.ReadAll(r.Body)
-		r.Body.Close()
+		body, err := bufferBody(r)
 		if err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		var reg struct{ Events []string }
 		if json.Unmarshal(body, &reg) == nil && slices.Contains(reg.Events, "INVOKE") {
 			r = r.WithContext(context.WithValue(r.Context(), invokeSubscriber{}, true))
 		}
 	}
 	p.rp.ServeHTTP(w, r)
+}
+
+// bufferBody reads r's body and puts it back, to be forwarded as it was.
+func bufferBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return body, nil
 }
 
 // invokeSubscriber marks (in its context) a registration for INVOKE.
