@@ -97,8 +97,8 @@ type Timeline struct {
 	RuntimeNext time.Time // the runtime's next returned the invoke
 	Posted      time.Time // the runtime's response or error POST arrived
 	Accepted    time.Time // the emulator accepted the response
-	// ExtensionNext are the extensions' event/next calls after the POST:
-	// each is an extension done with the invoke.
+	// ExtensionNext are the extensions' event/next calls once the runtime
+	// had the invoke: each is an extension done with it.
 	ExtensionNext []time.Time
 	Released      time.Time // the emulator answered: the environment is free
 }
