@@ -100,7 +100,7 @@ BIN_DIR ?= bin
 LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTION_DIRS = $(patsubst %/,%,$(sort $(dir $(wildcard functions/*/main.go))))
 
-.PHONY: agentcore-schemas agentcore-policies build-BroadcastCreateFunction build-BroadcastGetFunction build-BroadcastListFunction build-BroadcastDeleteFunction build-GatewayFunction build-AgentCoreInterceptorFunction
+.PHONY: agentcore-schemas agentcore-policies
 
 ## build: every functions/<name> into $(BIN_DIR)/<name>/bootstrap (linux/arm64).
 build:
@@ -111,21 +111,15 @@ build:
 
 # `sam build` (Metadata BuildMethod: makefile) runs `make build-<LogicalId>`
 # with ARTIFACTS_DIR set; whatever lands there is the function's package.
-# One target per function in template.yaml (templatetest checks both ways).
-lambda_build = $(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(LAMBDA_ENV) $(GO) build $(GOFLAGS_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
+# One pattern rule serves every function: build-<Name>Function builds the
+# functions/ directory whose name, without underscores, is <Name>
+# lower-cased (BroadcastCreate → broadcast_create, AgentCoreInterceptor →
+# agentcore_interceptor), so a new function needs no target of its own
+# (templatetest checks that every template function resolves to one).
+function_dir = $(or $(firstword $(foreach d,$(FUNCTION_DIRS),$(if $(filter $(shell echo '$(1)' | tr '[:upper:]' '[:lower:]'),$(subst _,,$(notdir $(d)))),$(d)))),$(error no functions/<dir>/main.go for $(1)Function: the directory is the name in snake case, e.g. functions/broadcast_create for BroadcastCreateFunction))
 
-build-BroadcastCreateFunction:
-	$(call lambda_build,broadcast_create)
-build-BroadcastGetFunction:
-	$(call lambda_build,broadcast_get)
-build-BroadcastListFunction:
-	$(call lambda_build,broadcast_list)
-build-BroadcastDeleteFunction:
-	$(call lambda_build,broadcast_delete)
-build-GatewayFunction:
-	$(call lambda_build,gateway)
-build-AgentCoreInterceptorFunction:
-	$(call lambda_build,agentcore_interceptor)
+build-%Function:
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(LAMBDA_ENV) $(GO) build $(GOFLAGS_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./$(call function_dir,$*)
 
 ## agentcore-schemas: AgentCore Gateway tool schemas from handlers.Catalog() into $(BIN_DIR)/agentcore.
 agentcore-schemas:

@@ -4,24 +4,52 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/mcpfn/mcpfn/audit"
 )
 
+// Recorder receives the audit rows of calls; *audit.Auditor is the
+// implementation (DynamoDB + X-Ray, with a log fallback).
+type Recorder interface {
+	// Pending writes the write-ahead row of a destructive tool's call. It
+	// returns the row an earlier attempt of the same call id left (prior:
+	// the call must not run again), or an error when no row could be
+	// written (the call must not run without evidence).
+	Pending(ctx context.Context, row *audit.Row) (prior *audit.Row, err error)
+	// Record writes the call's final row and span. The final row completes
+	// only the pending row of its own attempt (row.AttemptID).
+	Record(ctx context.Context, row *audit.Row)
+	// Late adds to a final row how a handler that outlived its call ended
+	// (row carries CallID, AttemptID, LateOutcome, LateErrorCode,
+	// FinishedAt).
+	Late(ctx context.Context, row *audit.Row)
+}
+
 // auditHooks is the audit stage of the call path: a hook set whose
 // BeforeHandle writes a destructive tool's pending row and whose
-// AfterToolCall writes every call's final row. It reads only the Call and
-// Outcome it is handed, so concurrent calls cannot stamp each other's rows.
+// AfterToolCall writes every call's final row. It is an ordinary hook set:
+// it reads only the public Call and Outcome it is handed, like any other
+// observer, so concurrent calls cannot stamp each other's rows. The trace a
+// row names is call.Trace(), settled when the call was built, so a pending
+// and a final row always agree on it.
 //
 // A destructive call runs at most once per call id (ADR 0016): the pending
 // row is the claim. A call id that already has a row is refused with
 // CONFLICT, and a pending row that cannot be written refuses the call with
 // UNAVAILABLE: a destructive tool never runs without evidence.
 func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
+	// attempts holds the attempt id of each call whose pending row was
+	// written, from its BeforeHandle to its AfterToolCall: only that call's
+	// final row may complete it.
+	var attempts sync.Map // *Call → string
 	h := Hooks{
 		AfterToolCall: func(ctx context.Context, call *Call, out *Outcome) {
 			row := rowOf(call, out, tool)
+			if a, ok := attempts.LoadAndDelete(call); ok {
+				row.AttemptID = a.(string)
+			}
 			r.Record(ctx, row)
 			if u := out.Unfinished; u != nil && row.AttemptID != "" {
 				// The final row is written; the handler's late end, if it
@@ -30,20 +58,14 @@ func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
 			}
 		},
 	}
-	if !tool.destructive {
+	if !tool.Destructive() {
 		return h
 	}
 	h.BeforeHandle = func(ctx context.Context, call *Call) error {
 		row := rowOf(call, nil, tool)
 		row.Status = audit.StatusPending
 		row.AttemptID = audit.NewAttemptID()
-		trace := ""
-		if row.TraceID == "" {
-			// An untraced call: its rows start a trace of their own.
-			trace = audit.NewTraceID(row.StartedAt)
-			row.TraceID = trace
-		}
-		call.setAuditIDs(trace, row.AttemptID)
+		attempts.Store(call, row.AttemptID)
 		// The write belongs to the Lambda's time, not the call's: it must
 		// survive the call's cancellation but not outlive the invocation.
 		wctx := context.WithoutCancel(ctx)
@@ -112,21 +134,20 @@ func recordLate(ctx context.Context, r Recorder, final *audit.Row, u *Unfinished
 
 // rowOf builds the audit row of a call; out is nil for a pending row.
 func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
-	auditTrace, attempt := call.auditIDs()
+	trace := call.Trace()
 	row := &audit.Row{
 		CallID:            call.ID,
-		AttemptID:         attempt,
 		Status:            audit.StatusDone,
 		Tool:              call.Tool,
-		Writer:            tool.name,
+		Writer:            tool.Name(),
 		Source:            string(call.Source),
 		SessionID:         call.SessionID,
-		Tenant:            call.Tenant,
-		TraceID:           call.Trace.Root,
-		SpanID:            call.Trace.SpanID,
-		ParentSpanID:      call.Trace.Parent,
-		Sampled:           call.Trace.Sampled,
-		LinkedTraceparent: call.Trace.Link,
+		Tenant:            call.Tenant(),
+		TraceID:           trace.Root,
+		SpanID:            trace.SpanID,
+		ParentSpanID:      trace.Parent,
+		Sampled:           trace.Sampled,
+		LinkedTraceparent: trace.Link,
 		StartedAt:         call.StartedAt.UTC(),
 		Arguments:         call.Arguments,
 		Dimensions:        call.Dimensions(),
@@ -134,13 +155,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		FunctionName:      call.Lambda.FunctionName,
 		FunctionVersion:   call.Lambda.FunctionVersion,
 		ColdStart:         call.Lambda.ColdStart,
-		Destructive:       tool.destructive && call.Tool == tool.name,
-	}
-	if call.Trace.Root == "" {
-		// No trace: no parent either; the auditor starts a new trace (the
-		// one the pending row was given, if there was one).
-		row.ParentSpanID = ""
-		row.TraceID = auditTrace
+		Destructive:       tool.Destructive() && call.Tool == tool.Name(),
 	}
 	if m := call.MCP; m != nil {
 		row.MCPEra, row.MCPMethod, row.ProtocolVersion = string(m.Era), m.Method, m.ProtocolVersion
@@ -149,12 +164,12 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 			row.ClientName, row.ClientVersion = m.ClientInfo.Name, m.ClientInfo.Version
 		}
 	}
-	if id := call.Caller; id != nil {
+	if id := call.Caller(); id != nil {
 		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
 		row.CallerIssuer = id.Issuer
 		row.CallerIP, row.CallerUserAgent, row.CallerRoleSession = id.IP, id.UserAgent, id.RoleSession
 	}
-	if id := call.claimed; id != nil {
+	if id := call.UnverifiedCaller(); id != nil {
 		row.UnverifiedCaller = id.Subject
 		if id.Issuer != "" {
 			row.UnverifiedCaller += "@" + id.Issuer
@@ -170,12 +185,9 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	row.Panicked = out.Panicked
 	if out.Err != nil {
 		pub := out.Public
-		if pub == nil {
-			pub = publicError(out.Err)
-		}
 		row.ErrorCode, row.ErrorMessage = string(pub.Code), pub.Message
 		var e *Error
-		if !errors.As(out.Err, &e) || e.cause != nil {
+		if !errors.As(out.Err, &e) || e.Unwrap() != nil {
 			// The caller's copy was scrubbed or summarised: keep the
 			// raw error where only the audit can see it.
 			row.RawError = out.Err.Error()

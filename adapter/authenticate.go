@@ -52,9 +52,9 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) err
 		// so a destructive tool's write-ahead row refuses it.
 		call.ID = claims.CallID
 	}
-	call.Caller = claims.Caller.Clone()
-	if call.Caller != nil && call.Caller.Tenant != "" {
-		call.Tenant = call.Caller.Tenant
+	call.caller = claims.Caller.Clone()
+	if call.caller != nil && call.caller.Tenant != "" {
+		call.tenant = call.caller.Tenant
 	}
 	return nil
 }

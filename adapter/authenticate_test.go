@@ -155,3 +155,15 @@ func TestShortRequestStateKeyIsRefused(t *testing.T) {
 	}()
 	adapter.New(widgetTool(t), adapter.WithRequestStateKey([]byte("0123456789abcdef")))
 }
+
+// An empty request-state key is shorter than 32 bytes too: refused, never
+// replaced by a random per-process key (an unset variable would otherwise
+// break every later round served by another environment, silently).
+func TestEmptyRequestStateKeyIsRefused(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New accepted an empty request-state key")
+		}
+	}()
+	adapter.New(widgetTool(t), adapter.WithRequestStateKey(nil))
+}

@@ -13,11 +13,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 var alice = &adapter.Identity{Subject: "alice", AuthMethod: "jwt", Scopes: []string{"widgets:write"}, Tenant: "acme"}
 
-func runOne(t *testing.T, fn *adapter.Function, args any, caller *adapter.Identity) (callResult, *adapter.RPCError) {
+func runOne(t *testing.T, fn *adapter.Function, args any, caller *adapter.Identity) (callResult, *wire.RPCError) {
 	t.Helper()
 	return envelopeResult(t, invoke(t, fn, envelopeOf(t, "call-1", "widget_update", args, caller), lambdaInvoke{}))
 }
@@ -406,7 +407,7 @@ func TestTimeoutEndsReserveBeforeDeadline(t *testing.T) {
 type staticCreds struct{}
 
 func (staticCreds) Resolve(_ context.Context, c *adapter.Call, need adapter.CredentialNeed) (*adapter.Credential, error) {
-	return &adapter.Credential{Name: need.Name, Kind: need.Kind, Secret: "s3cr3t-for-" + c.Caller.Subject}, nil
+	return &adapter.Credential{Name: need.Name, Kind: need.Kind, Secret: "s3cr3t-for-" + c.Caller().Subject}, nil
 }
 
 func TestCredentials(t *testing.T) {

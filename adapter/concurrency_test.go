@@ -25,8 +25,18 @@ func slowWidget(d *adapter.ToolDef[widgetIn, widgetOut]) {
 		if in.Fail == "app" {
 			return widgetOut{}, adapter.NewError(adapter.CodeConflict, "conflict on "+in.EntityID)
 		}
-		return widgetOut{EntityID: in.EntityID, Caller: c.Caller.Subject}, nil
+		return widgetOut{EntityID: in.EntityID, Caller: callerOf(c)}, nil
 	}
+}
+
+// callerOf is the verified caller's subject, else the stand-in a test hook
+// stamped as the "caller" dimension.
+func callerOf(c *adapter.Call) string {
+	if id := c.Caller(); id != nil {
+		return id.Subject
+	}
+	v, _ := c.Dimension("caller")
+	return v
 }
 
 func sleepRandom(ctx context.Context) {
@@ -58,11 +68,19 @@ func checkIsolation(t *testing.T, seen []observed, n int) {
 		if o.Dimensions["entityId"] != e {
 			t.Errorf("call for %s saw entityId dimension %q", e, o.Dimensions["entityId"])
 		}
-		if o.Caller == nil || o.Caller.Subject != "user-"+e {
-			t.Errorf("call for %s saw caller %+v", e, o.Caller)
+		caller := o.Dimensions["caller"]
+		if o.Caller != nil {
+			caller = o.Caller.Subject
 		}
-		if o.Trace.Parent != fmt.Sprintf("%016x", mustAtoi(t, strings.TrimPrefix(e, "e"))) {
-			t.Errorf("call for %s saw trace parent %q", e, o.Trace.Parent)
+		if caller != "user-"+e {
+			t.Errorf("call for %s saw caller %q", e, caller)
+		}
+		parent := o.Trace.Parent
+		if p, ok := o.Dimensions["traceParent"]; ok {
+			parent = p
+		}
+		if parent != fmt.Sprintf("%016x", mustAtoi(t, strings.TrimPrefix(e, "e"))) {
+			t.Errorf("call for %s saw trace parent %q", e, parent)
 		}
 		wantErr := mustAtoi(t, strings.TrimPrefix(e, "e"))%3 == 0
 		if wantErr != (o.Err != nil) || (wantErr && !strings.Contains(o.Err.Error(), "conflict on "+e)) {
@@ -125,13 +143,14 @@ func TestBatchCallsAreIsolated(t *testing.T) {
 
 func testBatchCallsAreIsolated(t *testing.T) {
 	rec := newRecorder()
-	// Identity cannot come over plain JSON-RPC (nothing verified it), so
-	// the batch test stamps it the way an authenticating hook would.
+	// Identity cannot come over plain JSON-RPC (nothing verified it) and no
+	// hook can set it, so the batch test stamps a stand-in caller and trace
+	// parent as dimensions, which are as much the call's own.
 	stamp := adapter.Hooks{BeforeToolCall: func(_ context.Context, c *adapter.Call, args json.RawMessage) (json.RawMessage, error) {
 		var in widgetIn
 		_ = json.Unmarshal(args, &in)
-		c.Caller = &adapter.Identity{Subject: "user-" + in.EntityID, AuthMethod: "test"}
-		c.Trace = adapter.ParseTraceHeader(fmt.Sprintf("Root=1-x;Parent=%016x", mustAtoi(t, strings.TrimPrefix(in.EntityID, "e"))))
+		c.SetDimension("caller", "user-"+in.EntityID)
+		c.SetDimension("traceParent", fmt.Sprintf("%016x", mustAtoi(t, strings.TrimPrefix(in.EntityID, "e"))))
 		return nil, nil
 	}}
 	fn := newFunction(widgetTool(t, slowWidget), adapter.WithHooks(stamp, rec.hooks()))
@@ -167,6 +186,12 @@ func testBatchCallsAreIsolated(t *testing.T) {
 	}
 }
 
+// startsOwnTrace: t is a new trace the call started, with no parent and
+// nothing taken from the caller.
+func startsOwnTrace(t adapter.Trace) bool {
+	return t.From == "new" && t.WellFormed() && t.Parent == "" && t.Header == "" && t.Sampled == ""
+}
+
 // TestTraceParentComesFromTheInvocation: never from _X_AMZN_TRACE_ID, which
 // concurrent invocations share on Lambda Managed Instances.
 func TestTraceParentComesFromTheInvocation(t *testing.T) {
@@ -196,15 +221,17 @@ func TestTraceParentComesFromTheInvocation(t *testing.T) {
 	// where the root should be) is dropped, never copied into the row.
 	for _, h := range []string{"Root=Bearer sk-live-0123456789abcdef;Sampled=1", "Root=1-ccc-ddd;Parent=1111111111111111", "Root=" + envRoot + ";Parent=xyz"} {
 		env["traceHeader"] = h
-		if got = run(mustJSON(t, env), ""); got.Trace.Root != "" || got.Trace.Parent != "" || got.Trace.From != "" {
+		if got = run(mustJSON(t, env), ""); !startsOwnTrace(got.Trace) {
 			t.Fatalf("envelope header %q kept as %+v", h, got.Trace)
 		}
 	}
 
-	// Nothing anywhere: no parent, no root, nothing invented.
+	// Nothing anywhere: no parent invented; the call starts a trace of
+	// its own, minted once when the call is built, so every observer (the
+	// audit's pending and final rows) names the same one.
 	got = run(envelopeOf(t, "c3", "widget_update", args, nil), "")
-	if got.Trace.Root != "" || got.Trace.Parent != "" || got.Trace.Header != "" {
-		t.Fatalf("a trace was invented: %+v", got.Trace)
+	if !startsOwnTrace(got.Trace) {
+		t.Fatalf("a parent was invented: %+v", got.Trace)
 	}
 	if got.Trace.SpanID == "" {
 		t.Fatal("the call still has its own span id")
@@ -223,7 +250,7 @@ func TestTraceParentComesFromTheInvocation(t *testing.T) {
 	env["params"].(map[string]any)["_meta"] = map[string]any{"traceparent": "00-zz-00f067aa0ba902b7-01"}
 	env["callId"] = "c6"
 	got = run(mustJSON(t, env), "")
-	if got.Trace.Root != "" || got.Trace.Parent != "" {
+	if !startsOwnTrace(got.Trace) {
 		t.Fatalf("malformed traceparent: trace = %+v", got.Trace)
 	}
 

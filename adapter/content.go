@@ -7,7 +7,7 @@ import (
 
 // Content is a tool output made of MCP content blocks — text, images, audio,
 // embedded resources — rather than one JSON value. A handler returns it (as its
-// Out type, defined with [DefineContent]) when what the model should read is
+// Out type: [Define] recognises it) when what the model should read is
 // not a JSON document: a chart, a recording, a file. It keeps handlers free of
 // the go-sdk: the adapter writes the blocks in MCP's wire shape.
 //
@@ -97,32 +97,6 @@ func (b Block) wire() wireBlock {
 	}
 }
 
-// DefineContent is [Define] for a tool whose output is [Content]. The tool
-// advertises no output schema unless d.OutputSchema gives one, in which case
-// every result must carry Content.Structured matching it.
-func DefineContent[In any](d ToolDef[In, Content]) (*Tool, error) {
-	t, err := Define(d)
-	if err != nil {
-		return nil, err
-	}
-	if d.OutputSchema == nil {
-		// Define inferred a schema for the Content struct itself; it
-		// describes nothing the client receives.
-		t.outSchema, t.outResolved = nil, nil
-	}
-	return t, nil
-}
-
-// MustDefineContent is DefineContent for package-level tool variables; it
-// panics on error.
-func MustDefineContent[In any](d ToolDef[In, Content]) *Tool {
-	t, err := DefineContent(d)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
 // contentOf reports whether a handler's output is Content.
 func contentOf(output any) (*Content, bool) {
 	switch c := output.(type) {
@@ -163,7 +137,7 @@ func (f *Function) contentResult(c *Content) (json.RawMessage, error) {
 	case f.tool.outResolved != nil:
 		// The tool advertised an output schema; MCP then requires
 		// structured content on every success.
-		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("tool %q has an output schema but its Content has no Structured value (define a Content tool with DefineContent)", f.tool.name))
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("tool %q has an output schema but its Content has no Structured value (a Content tool with an output schema must set Structured)", f.tool.name))
 	}
 	out, err := json.Marshal(res)
 	if err != nil {

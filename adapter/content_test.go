@@ -34,7 +34,7 @@ func invokeRPC(t *testing.T, fn *adapter.Function, method, params string) map[st
 }
 
 func TestContentBlocksOnTheWire(t *testing.T) {
-	tool := adapter.MustDefineContent(adapter.ToolDef[chartIn, adapter.Content]{
+	tool := adapter.MustDefine(adapter.ToolDef[chartIn, adapter.Content]{
 		Name: "chart",
 		Handler: func(_ context.Context, _ *adapter.Call, in chartIn) (adapter.Content, error) {
 			return adapter.Content{Blocks: []adapter.Block{
@@ -78,7 +78,7 @@ func TestContentStructuredAgainstOutputSchema(t *testing.T) {
 		Required:   []string{"points"},
 	}
 	var structured any
-	tool := adapter.MustDefineContent(adapter.ToolDef[chartIn, adapter.Content]{
+	tool := adapter.MustDefine(adapter.ToolDef[chartIn, adapter.Content]{
 		Name:         "chart",
 		OutputSchema: schema,
 		Handler: func(context.Context, *adapter.Call, chartIn) (adapter.Content, error) {

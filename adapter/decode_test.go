@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 func agentCoreContext(toolName string) map[string]string {
@@ -88,15 +90,15 @@ func TestAgentCoreBadPropagatedHeaders(t *testing.T) {
 
 func TestClientContextHeader(t *testing.T) {
 	good := base64.StdEncoding.EncodeToString([]byte(`{"custom":{"bedrockAgentCoreToolName":"t___x","nested":{"a":1}}}`))
-	cc, err := adapter.ClientContextFromHeader(good)
+	cc, err := wire.DecodeClientContext(good)
 	if err != nil || cc.Custom["bedrockAgentCoreToolName"] != "t___x" || cc.Custom["nested"] != `{"a":1}` {
 		t.Fatalf("cc = %+v, err = %v", cc, err)
 	}
-	if _, err := adapter.ClientContextFromHeader("%%%not base64"); err == nil || !strings.Contains(err.Error(), "base64") {
+	if _, err := wire.DecodeClientContext("%%%not base64"); err == nil || !strings.Contains(err.Error(), "base64") {
 		t.Fatalf("want a base64 error, got %v", err)
 	}
 	bad := base64.StdEncoding.EncodeToString([]byte(`{"custom":`))
-	if _, err := adapter.ClientContextFromHeader(bad); err == nil || !strings.Contains(err.Error(), "JSON") {
+	if _, err := wire.DecodeClientContext(bad); err == nil || !strings.Contains(err.Error(), "JSON") {
 		t.Fatalf("want a JSON error, got %v", err)
 	}
 }
@@ -140,8 +142,8 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("answer is not JSON: %q", raw)
 			}
 			var generic struct {
-				Error  *adapter.RPCError `json:"error"`
-				Result *callResult       `json:"result"`
+				Error  *wire.RPCError `json:"error"`
+				Result *callResult    `json:"result"`
 			}
 			if err := json.Unmarshal(raw, &generic); err != nil {
 				t.Fatalf("answer %s: %v", raw, err)
@@ -231,14 +233,14 @@ func TestBatchOfGarbageAnswersEachEntry(t *testing.T) {
 	fn := newFunction(widgetTool(t), adapter.WithHooks(rec.hooks()))
 	raw := invoke(t, fn, []byte(`[1,{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"widget_update","arguments":{"entityId":"w"}}}]`), lambdaInvoke{})
 	var resps []struct {
-		ID     json.RawMessage   `json:"id"`
-		Error  *adapter.RPCError `json:"error"`
-		Result *callResult       `json:"result"`
+		ID     json.RawMessage `json:"id"`
+		Error  *wire.RPCError  `json:"error"`
+		Result *callResult     `json:"result"`
 	}
 	if err := json.Unmarshal(raw, &resps); err != nil || len(resps) != 2 {
 		t.Fatalf("want two answers: %s", raw)
 	}
-	if resps[0].Error == nil || resps[0].Error.Code != adapter.RPCInvalidRequest || string(resps[0].ID) != "null" {
+	if resps[0].Error == nil || resps[0].Error.Code != wire.RPCInvalidRequest || string(resps[0].ID) != "null" {
 		t.Fatalf("entry 0: %s", raw)
 	}
 	if resps[1].Result == nil || resps[1].Result.IsError || string(resps[1].ID) != `"a"` {
@@ -258,14 +260,19 @@ func TestTenantAndSessionKey(t *testing.T) {
 	invoke(t, fn, envelopeOf(t, "c1", "widget_update", map[string]any{"entityId": "w"}, nil), lambdaInvoke{Tenant: "tenant-from-lambda"})
 	// A verified identity's tenant wins.
 	invoke(t, fn, envelopeOf(t, "c2", "widget_update", map[string]any{"entityId": "w"}, alice), lambdaInvoke{Tenant: "tenant-from-lambda"})
-	if seen[0].Tenant != "tenant-from-lambda" || seen[1].Tenant != "acme" {
-		t.Fatalf("tenants = %q, %q", seen[0].Tenant, seen[1].Tenant)
+	if seen[0].Tenant() != "tenant-from-lambda" || seen[1].Tenant() != "acme" {
+		t.Fatalf("tenants = %q, %q", seen[0].Tenant(), seen[1].Tenant())
 	}
 	// The same session id under two principals never shares a key.
-	a := &adapter.Call{SessionID: "s-1", Tenant: "acme", Caller: &adapter.Identity{Subject: "alice"}}
-	b := &adapter.Call{SessionID: "s-1", Tenant: "acme", Caller: &adapter.Identity{Subject: "mallory"}}
-	if a.SessionKey() == b.SessionKey() {
-		t.Fatal("session keys must compose tenant and principal")
+	mallory := &adapter.Identity{Subject: "mallory", AuthMethod: "jwt", Tenant: "acme"}
+	for i, caller := range []*adapter.Identity{alice, mallory} {
+		var env map[string]any
+		_ = json.Unmarshal(envelopeOf(t, fmt.Sprintf("s%d", i), "widget_update", map[string]any{"entityId": "w"}, caller), &env)
+		env["sessionId"] = "s-1"
+		invoke(t, fn, mustJSON(t, env), lambdaInvoke{})
+	}
+	if a, b := seen[2], seen[3]; a.SessionID != "s-1" || a.SessionKey() == b.SessionKey() {
+		t.Fatalf("session keys must compose tenant and principal: %q, %q", a.SessionKey(), b.SessionKey())
 	}
 	if !seen[0].Lambda.Deadline.After(time.Now().Add(-time.Minute)) || seen[0].Lambda.RequestID == "" {
 		t.Fatalf("lambda facts = %+v", seen[0].Lambda)
@@ -294,13 +301,13 @@ func TestEnvelopeVersionIsTheString1(t *testing.T) {
 			payload := []byte(`{"mcpfn":` + version + `,"callId":"c-v","params":{"name":"widget_update","arguments":{"entityId":"w"}}}`)
 			raw := invoke(t, fn, payload, lambdaInvoke{})
 			var resp struct {
-				Error  *adapter.RPCError `json:"error"`
-				Result json.RawMessage   `json:"result"`
+				Error  *wire.RPCError  `json:"error"`
+				Result json.RawMessage `json:"result"`
 			}
 			if err := json.Unmarshal(raw, &resp); err != nil {
 				t.Fatalf("answer %s: %v", raw, err)
 			}
-			if resp.Error == nil || resp.Error.Code != adapter.RPCInvalidRequest || resp.Result != nil {
+			if resp.Error == nil || resp.Error.Code != wire.RPCInvalidRequest || resp.Result != nil {
 				t.Fatalf("want a -32600 error, got %s", raw)
 			}
 			if ran {

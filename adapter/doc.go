@@ -7,22 +7,35 @@
 //
 //	func main() { adapter.Start(handlers.BroadcastGet(store)) }
 //
-// For every invocation the adapter, reading top to bottom:
+// A tool author needs: [Start] or [New]; [Define] and [ToolDef]; the [Call]
+// a handler receives; [Error], [NewError] and the [Code] registry; [Hooks]
+// for cross-cutting concerns; the With… options; content results and
+// [RequireInput]. The wire format a gateway speaks to the function lives in
+// package wire, not here.
 //
-//   - decode.go: recognises the payload — the mcpfn envelope from the gateway,
-//     an AgentCore Gateway Lambda-target call (its reserved "_mcpfn" argument,
-//     the interceptor's call token, taken out first), or JSON-RPC (a batch
-//     included);
-//   - chain.go: rebuilds the per-call context ([Call], context.go) from that
-//     invocation and the Lambda context only, and runs the hook chain
-//     ([Hooks], hooks.go) in the call's own context;
-//   - validate.go: checks the arguments against the input schema;
-//   - result.go: builds the MCP CallToolResult, checking the output schema
+// One call, reading top to bottom, one file per step:
+//
+//   - start.go, function.go, options.go: the function, its options and limits;
+//   - invoke.go: [Function.Invoke], the Lambda entry point: decode, serve each
+//     call (a batch's concurrently), answer in the caller's format;
+//   - decode.go: recognises the payload and hands it to decode_envelope.go
+//     (the mcpfn envelope), decode_jsonrpc.go (JSON-RPC, batches included)
+//     or decode_agentcore.go (an AgentCore Gateway Lambda-target call, its
+//     reserved "_mcpfn" argument taken out first);
+//   - call.go: the per-call context ([Call]), built from the invocation and
+//     the Lambda context only; meta.go (MCP facts), identity.go (the verified
+//     caller, the scope check), trace.go (the trace position), credentials.go,
+//     teardown.go: one concept of the call each;
+//   - chain.go: the hook chain ([Hooks], hooks.go, lists the nine steps) as a
+//     flat list of step functions, each returning its stage and error;
+//     authenticate.go (the call token), validate.go and fastvalidate.go
+//     (step 3), bounded.go (a step under the call's deadline, panics
+//     recovered), multiround.go ([RequireInput] and the sealed request state);
+//   - result.go: the MCP CallToolResult, checking the output schema
 //     (content.go: outputs made of content blocks — images, audio, resources);
 //   - errors.go: the [Error] a caller sees, and the scrubbing of everything else;
-//   - multiround.go: calls that ask the client for input ([RequireInput]) and
-//     the sealed request state that carries a tool from one round to the next;
-//   - audit.go: turns the call into an audit row for an [Recorder].
+//   - audit.go: the audit stage, an ordinary hook set that turns the call into
+//     rows for a [Recorder]; auditenv.go builds one from the environment.
 //
 // Invoke never returns a Lambda function error: every payload, however
 // malformed, is answered in the caller's format and observed by AfterToolCall

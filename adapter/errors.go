@@ -3,6 +3,8 @@ package adapter
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Code names a class of failure. Codes travel unchanged from a handler through
@@ -50,6 +52,11 @@ func (c Code) Retryable() bool { return retryableByDefault[c] }
 //
 // Message, Details and Hint are read by a model and often relayed to a user:
 // put nothing in them that the caller must not see.
+//
+// An *Error is a value: WithDetails, WithHint and WithCause return a copy and
+// leave their receiver alone, so a package-level sentinel can be refined by
+// concurrent calls without a data race. Set fields only on an *Error your
+// code just made.
 type Error struct {
 	Code      Code
 	Message   string
@@ -70,15 +77,15 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return NewError(code, fmt.Sprintf(format, args...))
 }
 
-// WithDetails returns e with Details set.
-func (e *Error) WithDetails(details any) *Error { e.Details = details; return e }
+// WithDetails returns a copy of e with Details set.
+func (e *Error) WithDetails(details any) *Error { c := *e; c.Details = details; return &c }
 
-// WithHint returns e with Hint set.
-func (e *Error) WithHint(hint string) *Error { e.Hint = hint; return e }
+// WithHint returns a copy of e with Hint set.
+func (e *Error) WithHint(hint string) *Error { c := *e; c.Hint = hint; return &c }
 
-// WithCause records the underlying error for hooks and errors.Is/As. The cause
-// never reaches the caller.
-func (e *Error) WithCause(err error) *Error { e.cause = err; return e }
+// WithCause returns a copy of e that records the underlying error for hooks
+// and errors.Is/As. The cause never reaches the caller.
+func (e *Error) WithCause(err error) *Error { c := *e; c.cause = err; return &c }
 
 func (e *Error) Error() string {
 	if e.cause != nil {
@@ -115,15 +122,9 @@ func publicError(err error) *Error {
 	return NewError(CodeInternal, "Internal server error")
 }
 
-// errorBody is the JSON a model reads in an isError tool result.
-type errorBody struct {
-	Error     Code   `json:"error"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
-	Details   any    `json:"details,omitempty"`
-	Hint      string `json:"hint,omitempty"`
-}
-
-func (e *Error) body() errorBody {
-	return errorBody{Error: e.Code, Message: e.Message, Retryable: e.Retryable, Details: e.Details, Hint: e.Hint}
+// Body is e as a model reads it in an isError tool result. Every front door
+// that refuses a call before its function runs (the gateway, the AgentCore
+// interceptor) answers with it, so the caller sees one shape.
+func (e *Error) Body() wire.ErrorBody {
+	return wire.ErrorBody{Error: string(e.Code), Message: e.Message, Retryable: e.Retryable, Details: e.Details, Hint: e.Hint}
 }

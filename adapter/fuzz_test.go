@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // FuzzInvoke feeds arbitrary payloads (and, for the AgentCore path, an
@@ -67,5 +68,5 @@ func versionIsString1(payload []byte) bool {
 		return true
 	}
 	var v string
-	return json.Unmarshal(raw, &v) == nil && v == adapter.EnvelopeVersion
+	return json.Unmarshal(raw, &v) == nil && v == wire.EnvelopeVersion
 }

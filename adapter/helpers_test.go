@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // The test tool set: widgets, a domain that is not the demo's. One tool whose
@@ -61,8 +62,8 @@ func widgetHandler(ctx context.Context, call *adapter.Call, in widgetIn) (widget
 		panic("widget exploded: " + in.EntityID)
 	}
 	out := widgetOut{EntityID: in.EntityID}
-	if call.Caller != nil {
-		out.Caller = call.Caller.Subject
+	if call.Caller() != nil {
+		out.Caller = call.Caller().Subject
 	}
 	return out, nil
 }
@@ -155,11 +156,11 @@ func newFunction(tool *adapter.Tool, opts ...adapter.Option) *adapter.Function {
 func envelopeOf(t testing.TB, callID, tool string, args any, caller *adapter.Identity) []byte {
 	t.Helper()
 	argsJSON := mustJSON(t, args)
-	env := adapter.Envelope{
-		Version:   adapter.EnvelopeVersion,
+	env := wire.Envelope{
+		Version:   wire.EnvelopeVersion,
 		CallID:    callID,
-		Params:    adapter.EnvelopeParams{Name: tool, Arguments: argsJSON},
-		MCP:       adapter.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"},
+		Params:    wire.EnvelopeParams{Name: tool, Arguments: argsJSON},
+		MCP:       wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"},
 		CallToken: lambdatest.Token(testFunction, tool, callID, caller, argsJSON),
 	}
 	return mustJSON(t, env)
@@ -205,18 +206,18 @@ func (r callResult) errorBody(t testing.TB) errBody {
 }
 
 // envelopeResult decodes a function's answer to an envelope.
-func envelopeResult(t testing.TB, raw []byte) (callResult, *adapter.RPCError) {
+func envelopeResult(t testing.TB, raw []byte) (callResult, *wire.RPCError) {
 	t.Helper()
 	var resp struct {
-		Version string            `json:"mcpfn"`
-		CallID  string            `json:"callId"`
-		Result  json.RawMessage   `json:"result"`
-		Error   *adapter.RPCError `json:"error"`
+		Version string          `json:"mcpfn"`
+		CallID  string          `json:"callId"`
+		Result  json.RawMessage `json:"result"`
+		Error   *wire.RPCError  `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		t.Fatalf("response is not an envelope response: %v: %s", err, raw)
 	}
-	if resp.Version != adapter.EnvelopeVersion {
+	if resp.Version != wire.EnvelopeVersion {
 		t.Fatalf("response version %q: %s", resp.Version, raw)
 	}
 	if resp.Error != nil {
@@ -275,7 +276,7 @@ func (r *recorder) hooks() adapter.Hooks {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.done = append(r.done, observed{
-				CallID: c.ID, Dimensions: c.Dimensions(), Caller: c.Caller, Trace: c.Trace,
+				CallID: c.ID, Dimensions: c.Dimensions(), Caller: c.Caller(), Trace: c.Trace(),
 				Err: out.Err, Public: out.Public, Stage: out.Stage, Events: r.events[c], Output: out.Output,
 				Arguments: string(c.Arguments),
 			})

@@ -17,7 +17,9 @@ import (
 //
 // For one call the adapter runs, exactly:
 //
-//  1. decode the invocation and build the [Call] (a failure skips to 9);
+//  1. decode the invocation, build the [Call] and settle its verified facts —
+//     the caller from the call token, the tenant, the trace (minted when none
+//     came) — which no hook can change (a failure skips to 9);
 //  2. BeforeToolCall: may reject, or replace the arguments (they are then
 //     validated like the originals);
 //  3. validate the arguments against the input schema (VALIDATION_ERROR);

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	stdjson "encoding/json"
+
 	json "github.com/segmentio/encoding/json"
 
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -85,12 +87,12 @@ func (c *Call) ClientCapabilities() map[string]any {
 const DefaultRequestStateTTL = 10 * time.Minute
 
 // WithRequestStateKey sets the key that seals request states (at least 32
-// bytes; [New] panics on a shorter one). Every environment of the function
+// bytes; [New] panics on a shorter one, an empty one included). Every environment of the function
 // must share it. Without it a function with call-token keys derives its
 // state keys from them ([Start] does), and one without uses a random
 // per-process key, so a later round served by another environment is refused.
 func WithRequestStateKey(key []byte) Option {
-	return func(o *options) { o.stateKey = append([]byte(nil), key...) }
+	return func(o *options) { o.stateKey, o.stateKeySet = append([]byte(nil), key...), true }
 }
 
 // stateKeys returns the keys that open request states, the sealing one
@@ -144,10 +146,10 @@ func openState(keys [][]byte, call *Call, sealed string, now time.Time) (string,
 func stateMAC(key []byte, call *Call, body []byte) []byte {
 	m := hmac.New(sha256.New, key)
 	var issuer, subject, method, tenant string
-	if c := call.Caller; c != nil {
+	if c := call.caller; c != nil {
 		issuer, subject, method = c.Issuer, c.Subject, c.AuthMethod
 	}
-	tenant = call.Tenant
+	tenant = call.tenant
 	// Length-prefixed fields: no two (tool, caller, arguments, body) share
 	// an input.
 	fields := [][]byte{[]byte("request-state"), []byte(call.Tool), []byte(method), []byte(issuer), []byte(subject), []byte(tenant),
@@ -189,10 +191,46 @@ func decodeInputResponses(raw json.RawMessage) (map[string]json.RawMessage, erro
 
 // inputRequiredResult is the CallToolResult of a round that needs input.
 func inputRequiredResult(ir *InputRequired, sealed string) (json.RawMessage, error) {
-	return json.Marshal(struct {
+	// Marshalled with encoding/json, as every value the adapter writes
+	// (ADR 0012); segmentio only decodes.
+	return stdjson.Marshal(struct {
 		Content       []textContent           `json:"content"`
 		ResultType    string                  `json:"resultType"`
 		InputRequests map[string]InputRequest `json:"inputRequests"`
 		RequestState  string                  `json:"requestState,omitempty"`
 	}{Content: []textContent{}, ResultType: "input_required", InputRequests: ir.Requests, RequestState: sealed})
+}
+
+// decodeRound verifies a multi-round retry's request state and decodes its
+// input responses onto the call (step 1).
+func (f *Function) decodeRound(call *Call, d *decoded) *Error {
+	if d.requestState != "" {
+		st, err := openState(f.stateKeys(time.Now()), call, d.requestState, time.Now())
+		if err != nil {
+			return NewError(CodeBadRequest, err.Error()).WithCause(err)
+		}
+		call.requestState = st
+	}
+	responses, err := decodeInputResponses(d.inputResponses)
+	if err != nil {
+		return NewError(CodeBadRequest, err.Error()).WithCause(err)
+	}
+	call.inputResponses = responses
+	return nil
+}
+
+// inputRequired builds the result of a round that asks for input.
+func (f *Function) inputRequired(call *Call, ir *InputRequired) (json.RawMessage, error) {
+	if len(ir.Requests) == 0 {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(errors.New("RequireInput with no input requests"))
+	}
+	sealed := ""
+	if ir.State != "" {
+		sealed = sealState(f.stateKeys(time.Now())[0], call, ir.State, time.Now())
+	}
+	result, err := inputRequiredResult(ir, sealed)
+	if err != nil {
+		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
+	}
+	return result, nil
 }

@@ -8,7 +8,7 @@ import (
 
 func TestSealedStateExpires(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	call := &Call{Tool: "t", Caller: &Identity{Subject: "s", AuthMethod: "jwt"}}
+	call := &Call{Tool: "t", caller: &Identity{Subject: "s", AuthMethod: "jwt"}}
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	sealed := sealState(key, call, "step=2", now)
 	if got, err := openState([][]byte{key}, call, sealed, now.Add(DefaultRequestStateTTL-time.Second)); err != nil || got != "step=2" {
@@ -17,7 +17,7 @@ func TestSealedStateExpires(t *testing.T) {
 	if _, err := openState([][]byte{key}, call, sealed, now.Add(DefaultRequestStateTTL+2*time.Second)); err == nil {
 		t.Fatal("an expired state was accepted")
 	}
-	if _, err := openState([][]byte{key}, &Call{Tool: "other", Caller: call.Caller}, sealed, now); err == nil {
+	if _, err := openState([][]byte{key}, &Call{Tool: "other", caller: call.caller}, sealed, now); err == nil {
 		t.Fatal("a state sealed for another tool was accepted")
 	}
 }
@@ -28,8 +28,8 @@ func TestSealedStateIsBoundToCallerTenantAndArguments(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	now := time.Now()
 	base := func() *Call {
-		return &Call{Tool: "t", Tenant: "acme", received: json.RawMessage(`{"a":1}`),
-			Caller: &Identity{Subject: "s", AuthMethod: "jwt", Issuer: "https://one.example", Tenant: "acme"}}
+		return &Call{Tool: "t", tenant: "acme", received: json.RawMessage(`{"a":1}`),
+			caller: &Identity{Subject: "s", AuthMethod: "jwt", Issuer: "https://one.example", Tenant: "acme"}}
 	}
 	sealed := sealState(key, base(), "x", now)
 	if _, err := openState([][]byte{key}, base(), sealed, now); err != nil {
@@ -42,12 +42,12 @@ func TestSealedStateIsBoundToCallerTenantAndArguments(t *testing.T) {
 		t.Fatalf("the same arguments, spaced differently: %v", err)
 	}
 	for name, mutate := range map[string]func(*Call){
-		"another issuer":    func(c *Call) { c.Caller.Issuer = "https://two.example" },
-		"another subject":   func(c *Call) { c.Caller.Subject = "s2" },
-		"another tenant":    func(c *Call) { c.Tenant = "globex" },
+		"another issuer":    func(c *Call) { c.caller.Issuer = "https://two.example" },
+		"another subject":   func(c *Call) { c.caller.Subject = "s2" },
+		"another tenant":    func(c *Call) { c.tenant = "globex" },
 		"other arguments":   func(c *Call) { c.received = json.RawMessage(`{"a":2}`) },
-		"no caller":         func(c *Call) { c.Caller = nil },
-		"another method":    func(c *Call) { c.Caller.AuthMethod = "iam" },
+		"no caller":         func(c *Call) { c.caller = nil },
+		"another method":    func(c *Call) { c.caller.AuthMethod = "iam" },
 		"a rotated-out key": nil,
 	} {
 		c := base()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // askName is a two-round tool: round 1 asks the user's name and carries the
@@ -50,7 +51,7 @@ type roundResult struct {
 	IsError           bool                       `json:"isError"`
 }
 
-func round(t *testing.T, fn *adapter.Function, caller *adapter.Identity, args any, responses map[string]any, state string) (roundResult, *adapter.RPCError) {
+func round(t *testing.T, fn *adapter.Function, caller *adapter.Identity, args any, responses map[string]any, state string) (roundResult, *wire.RPCError) {
 	t.Helper()
 	params := map[string]any{"name": "ask_name", "arguments": args}
 	if responses != nil {
@@ -63,8 +64,8 @@ func round(t *testing.T, fn *adapter.Function, caller *adapter.Identity, args an
 		"callToken": lambdatest.Token(testFunction, "ask_name", "c", caller, mustJSON(t, args))}
 	raw := invoke(t, fn, mustJSON(t, env), lambdaInvoke{})
 	var resp struct {
-		Result roundResult       `json:"result"`
-		Error  *adapter.RPCError `json:"error"`
+		Result roundResult    `json:"result"`
+		Error  *wire.RPCError `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		t.Fatalf("%v: %s", err, raw)
@@ -117,7 +118,7 @@ func TestMultiRoundCall(t *testing.T) {
 		"not sealed":     {alice, "style=admin"},
 	} {
 		_, rpcErr := round(t, fn, tc.caller, map[string]any{}, answer, tc.state)
-		if rpcErr == nil || rpcErr.Code != adapter.RPCInvalidParams || !strings.Contains(rpcErr.Message, "integrity") {
+		if rpcErr == nil || rpcErr.Code != wire.RPCInvalidParams || !strings.Contains(rpcErr.Message, "integrity") {
 			t.Errorf("%s state: want an invalid-params error, got %+v", name, rpcErr)
 		}
 	}

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/mcpfn/mcpfn/wire"
 )
 
-// errorToolResult is the MCP CallToolResult of a failed call. The adapter
+// textContent is a text content block of a CallToolResult. The adapter
 // writes its results itself rather than through go-sdk's types, so the wire
 // shape is explicit and a call does not pay for the SDK's content machinery.
-type errorToolResult struct {
-	Content []textContent `json:"content"`
-	IsError bool          `json:"isError"`
-}
-
 type textContent struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
@@ -21,17 +18,7 @@ type textContent struct {
 
 // errorResult is the isError result a model reads: a small JSON body
 // {error, message, retryable, details?, hint?}.
-func errorResult(e *Error) json.RawMessage {
-	body, err := json.Marshal(e.body())
-	if err != nil {
-		// Details that cannot be marshalled are dropped, not fatal.
-		b := e.body()
-		b.Details = nil
-		body, _ = json.Marshal(b)
-	}
-	out, _ := json.Marshal(errorToolResult{Content: []textContent{{Type: "text", Text: string(body)}}, IsError: true})
-	return out
-}
+func errorResult(e *Error) json.RawMessage { return wire.ErrorResult(e.Body()) }
 
 // successResult is step 7: the output must match the output schema, or the
 // tool broke its own contract — INTERNAL_SERVER_ERROR, never the caller's
@@ -67,11 +54,6 @@ func (f *Function) successResult(output any, validate bool) (json.RawMessage, er
 	out = append(out, '}')
 	return out, nil
 }
-
-// ErrorResult is the CallToolResult a caller gets for e: isError, one text
-// item holding the JSON error body. Every front door that refuses a call
-// before its function runs answers in this shape.
-func ErrorResult(e *Error) json.RawMessage { return errorResult(e) }
 
 // appendJSONString appends s as a JSON string exactly as encoding/json
 // marshals a Go string (HTML characters, U+2028 and U+2029 as \u escapes,

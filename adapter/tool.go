@@ -5,8 +5,10 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,10 +22,16 @@ import (
 // reaches the caller as INTERNAL_SERVER_ERROR.
 type HandlerFunc[In, Out any] func(ctx context.Context, call *Call, in In) (Out, error)
 
-// ToolDef describes a tool. Its input and output schemas are inferred from In
-// and Out with github.com/google/jsonschema-go (the library the MCP go-sdk
-// uses), so the schema on tools/list and the one the function validates are the
-// same value.
+// ToolDef is a tool's definition: what it is (name, description, annotations,
+// scopes, schemas) and, once bound, how it runs (Handler). Its input and
+// output schemas are inferred from In and Out with
+// github.com/google/jsonschema-go (the library the MCP go-sdk uses), so the
+// schema on tools/list and the one the function validates are the same value.
+//
+// As the go-sdk keeps *mcp.Tool apart from its handler, a package declares a
+// ToolDef once, without a Handler, and uses it twice: [Declare] makes the
+// catalog entry a gateway lists, and a function's main sets Handler — bound
+// to what it needs, such as a table client — and calls [Define] (or [Start]).
 type ToolDef[In, Out any] struct {
 	Name        string // required; [a-zA-Z0-9_-]{1,64}
 	Title       string
@@ -44,16 +52,57 @@ type ToolDef[In, Out any] struct {
 	// and found with [Call.Credential].
 	Credentials []CredentialNeed
 
-	// InputSchema / OutputSchema override the inferred schemas (rarely
-	// needed: prefer jsonschema struct tags).
+	// InputSchema / OutputSchema replace the inferred schemas (rarely
+	// needed: prefer jsonschema struct tags, tightened with RefineInput /
+	// RefineOutput).
 	InputSchema  *jsonschema.Schema
 	OutputSchema *jsonschema.Schema
 
+	// RefineInput / RefineOutput tighten the schemas (inferred or given)
+	// where a struct tag cannot: lengths, patterns, bounds, defaults. They
+	// edit a fresh copy on every Define and Declare, never the definition.
+	RefineInput  Refine
+	RefineOutput Refine
+
+	// Handler runs the tool. A definition declared for a catalog has none
+	// yet; Define requires one.
 	Handler HandlerFunc[In, Out]
 }
 
-// Tool is a defined tool, ready for [New] or [Start]. It is immutable and safe
-// to share between concurrent calls.
+// Refine maps a top-level property of a schema to a function that tightens
+// that property's schema in place, for example
+//
+//	adapter.Refine{"channel": func(p *jsonschema.Schema) { p.MaxLength = jsonschema.Ptr(64) }}
+//
+// Define fails on a name the schema lacks, so a renamed field cannot silently
+// shed its limits. Deeper changes take a whole schema in
+// ToolDef.InputSchema / OutputSchema.
+type Refine map[string]func(property *jsonschema.Schema)
+
+// apply runs r on s's properties; what names the schema ("input",
+// "output") in the error.
+func (r Refine) apply(s *jsonschema.Schema, what string) error {
+	if len(r) == 0 {
+		return nil
+	}
+	if s == nil {
+		return fmt.Errorf("%s refined, but the tool has no output schema (a Content tool has one only when OutputSchema gives it)", what)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r)) {
+		p, ok := s.Properties[name]
+		if !ok || p == nil {
+			return fmt.Errorf("%s schema has no property %q to refine", what, name)
+		}
+		if f := r[name]; f != nil {
+			f(p)
+		}
+	}
+	return nil
+}
+
+// Tool is a defined tool, ready for [New] or [Start] (or a declared one, for a
+// catalog: see [Declare]). It is immutable and safe to share between
+// concurrent calls.
 type Tool struct {
 	name, title, description        string
 	readOnly, destructive, idem, ow bool
@@ -76,13 +125,53 @@ type Tool struct {
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// Define checks d and infers its schemas.
+// Define checks d, infers and refines its schemas, and binds its Handler: the
+// result runs under [New] or [Start]. An Out of [Content] (or *Content) has no
+// inferred output schema: Content describes blocks, not data.
 func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
+	if d.Handler == nil {
+		return nil, fmt.Errorf("adapter: tool %q has no handler (a catalog entry without one is Declare's)", d.Name)
+	}
+	return define(d)
+}
+
+// MustDefine is Define for package-level tool variables; it panics on error.
+func MustDefine[In, Out any](d ToolDef[In, Out]) *Tool {
+	t, err := Define(d)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Declare is Define for a definition that need not have a Handler: the tool
+// as a catalog lists it — its tools/list entry, scopes and schemas — for a
+// gateway or for generated schemas and policies, which never run it. A call
+// that reaches a declared tool without a handler fails with
+// INTERNAL_SERVER_ERROR; functions serve the definition through Define.
+func Declare[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
+	if d.Handler == nil {
+		name := d.Name
+		d.Handler = func(context.Context, *Call, In) (Out, error) {
+			var zero Out
+			return zero, fmt.Errorf("adapter: tool %q is a declaration with no handler; its own function serves it", name)
+		}
+	}
+	return define(d)
+}
+
+// MustDeclare is Declare for package-level catalogs; it panics on error.
+func MustDeclare[In, Out any](d ToolDef[In, Out]) *Tool {
+	t, err := Declare(d)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if !toolName.MatchString(d.Name) {
 		return nil, fmt.Errorf("adapter: tool name %q must match %s", d.Name, toolName)
-	}
-	if d.Handler == nil {
-		return nil, fmt.Errorf("adapter: tool %q has no handler", d.Name)
 	}
 	in, err := schemaFor[In](d.InputSchema)
 	if err != nil {
@@ -91,17 +180,32 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if in.Type != "object" {
 		return nil, fmt.Errorf("adapter: tool %q input must be an object type (MCP arguments are an object), got %q", d.Name, in.Type)
 	}
-	out, err := schemaFor[Out](d.OutputSchema)
-	if err != nil {
-		return nil, fmt.Errorf("adapter: tool %q output schema: %w", d.Name, err)
+	if err := d.RefineInput.apply(in, "input"); err != nil {
+		return nil, fmt.Errorf("adapter: tool %q: %w", d.Name, err)
+	}
+	var (
+		out  *jsonschema.Schema
+		outR *jsonschema.Resolved
+	)
+	// A Content tool advertises an output schema only when given one:
+	// inferred from Content, it would describe nothing the client
+	// receives, and oblige every result to carry structured content.
+	if ot := reflect.TypeFor[Out](); d.OutputSchema != nil || (ot != contentType && ot != reflect.PointerTo(contentType)) {
+		if out, err = schemaFor[Out](d.OutputSchema); err != nil {
+			return nil, fmt.Errorf("adapter: tool %q output schema: %w", d.Name, err)
+		}
+	}
+	if err := d.RefineOutput.apply(out, "output"); err != nil {
+		return nil, fmt.Errorf("adapter: tool %q: %w", d.Name, err)
 	}
 	inR, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		return nil, fmt.Errorf("adapter: tool %q input schema: %w", d.Name, err)
 	}
-	outR, err := out.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		return nil, fmt.Errorf("adapter: tool %q output schema: %w", d.Name, err)
+	if out != nil {
+		if outR, err = out.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
+			return nil, fmt.Errorf("adapter: tool %q output schema: %w", d.Name, err)
+		}
 	}
 	h := d.Handler
 	return &Tool{
@@ -109,7 +213,7 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
 		scopes: append([]string(nil), d.Scopes...), needs: append([]CredentialNeed(nil), d.Credentials...),
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
-		outputTrusted: d.OutputSchema == nil && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
+		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
 		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
 			var v In
 			if err := json.Unmarshal(args, &v); err != nil {
@@ -124,15 +228,6 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 			return func(ctx context.Context, call *Call) (any, error) { return h(ctx, call, v) }, nil
 		},
 	}, nil
-}
-
-// MustDefine is Define for package-level tool variables; it panics on error.
-func MustDefine[In, Out any](d ToolDef[In, Out]) *Tool {
-	t, err := Define(d)
-	if err != nil {
-		panic(err)
-	}
-	return t
 }
 
 func schemaFor[T any](given *jsonschema.Schema) (*jsonschema.Schema, error) {
@@ -158,8 +253,14 @@ func (t *Tool) Scopes() []string { return append([]string(nil), t.scopes...) }
 // InputSchema returns a copy of the input schema.
 func (t *Tool) InputSchema() *jsonschema.Schema { return t.inSchema.CloneSchemas() }
 
-// OutputSchema returns a copy of the output schema.
-func (t *Tool) OutputSchema() *jsonschema.Schema { return t.outSchema.CloneSchemas() }
+// OutputSchema returns a copy of the output schema; nil for a [Content] tool
+// defined without one.
+func (t *Tool) OutputSchema() *jsonschema.Schema {
+	if t.outSchema == nil {
+		return nil
+	}
+	return t.outSchema.CloneSchemas()
+}
 
 // MCPTool returns the tool as MCP's tools/list describes it. The gateway and a
 // function's own tools/list both use it, so the two cannot drift.
@@ -179,7 +280,7 @@ func (t *Tool) MCPTool() *mcp.Tool {
 			OpenWorldHint:   &openWorld,
 		},
 	}
-	// A Content tool (DefineContent) may have no output schema; a typed nil
+	// A Content tool may have no output schema; a typed nil
 	// in the field would read as a schema to the go-sdk.
 	if t.outSchema != nil {
 		mt.OutputSchema = t.outSchema.CloneSchemas()
@@ -191,6 +292,7 @@ func (t *Tool) MCPTool() *mcp.Tool {
 }
 
 var (
+	contentType   = reflect.TypeFor[Content]()
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )

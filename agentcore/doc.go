@@ -21,7 +21,7 @@
 //     puts it into params.arguments as {"_mcpfn":{"callToken":"…"}}.
 //
 // The function's adapter strips "_mcpfn" before anything reads the
-// arguments and verifies the token (adapter.ReservedArgument). Every other
+// arguments and verifies the token (wire.ReservedArgument). Every other
 // method passes through unchanged. A JWT that does not verify is answered
 // with HTTP 401 and a JSON-RPC error, short-circuiting the gateway.
 //

@@ -2,8 +2,6 @@ package agentcore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,11 +14,12 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // TargetSeparator joins an AgentCore target's name and a tool's name in
 // params.name ("<target>___<tool>").
-const TargetSeparator = "___"
+const TargetSeparator = wire.AgentCoreTargetSeparator
 
 // RPCUnauthorized is the JSON-RPC error code of a short-circuited request
 // whose bearer token does not verify (HTTP 401); JSON-RPC leaves -32000 to
@@ -121,7 +120,7 @@ func (i *Interceptor) Handle(ctx context.Context, in Input) (*Output, error) {
 	if err := json.Unmarshal(body, &msg); err != nil || msg == nil {
 		// Not one JSON-RPC object (a batch, or garbage): nothing in it
 		// was checked, so nothing of it goes on.
-		return respond(http.StatusBadRequest, rpcError(nil, adapter.RPCInvalidRequest,
+		return respond(http.StatusBadRequest, wire.RPCErrorJSON(nil, wire.RPCInvalidRequest,
 			"the mcpfn interceptor accepts one JSON-RPC request object per HTTP request")), nil
 	}
 	var method string
@@ -151,7 +150,7 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(msg["params"], &params); err != nil || params == nil {
-		return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, "tools/call needs params with a tool name"))
+		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call needs params with a tool name"))
 	}
 	var name string
 	_ = json.Unmarshal(params["name"], &name)
@@ -161,39 +160,39 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 	}
 	tool := i.tools[toolName]
 	if tool == nil {
-		return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, fmt.Sprintf("unknown tool %q", name)))
+		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, fmt.Sprintf("unknown tool %q", name)))
 	}
 	log = log.With("tool", toolName, "subject", caller.Subject)
 
 	args := map[string]json.RawMessage{}
 	if raw := params["arguments"]; len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
-			return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, "tools/call arguments must be an object"))
+			return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call arguments must be an object"))
 		}
 	}
 	// Only the interceptor speaks under the reserved key.
-	delete(args, adapter.ReservedArgument)
+	delete(args, wire.ReservedArgument)
 
 	if denied := gateway.AuthorizeTool(tool, caller); denied != nil {
 		log.InfoContext(ctx, "mcpfn interceptor: refused", "reason", string(denied.Code))
-		return respond(http.StatusOK, rpcResult(id, adapter.ErrorResult(denied)))
+		return respond(http.StatusOK, rpcResult(id, wire.ErrorResult(denied.Body())))
 	}
 
 	argsJSON, err := json.Marshal(args)
 	if err != nil {
-		return respond(http.StatusOK, rpcError(id, adapter.RPCInvalidParams, "tools/call arguments cannot be re-encoded"))
+		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call arguments cannot be re-encoded"))
 	}
 	i.maybeReload(ctx)
-	callID := newCallID()
+	callID := wire.NewCallID()
 	tok, err := i.cfg.Signer.Sign(calltoken.Call{
 		Tool: toolName, CallID: callID, Caller: caller, Args: argsJSON, Expires: i.cfg.Now().Add(i.cfg.TokenTTL),
 	})
 	if err != nil {
 		log.ErrorContext(ctx, "mcpfn interceptor: cannot sign", "error", err.Error())
-		return respond(http.StatusOK, rpcError(id, adapter.RPCInternalError, "the interceptor cannot sign calls to this tool"))
+		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInternalError, "the interceptor cannot sign calls to this tool"))
 	}
 	reserved, _ := json.Marshal(map[string]string{"callToken": tok})
-	args[adapter.ReservedArgument] = reserved
+	args[wire.ReservedArgument] = reserved
 	params["arguments"], _ = json.Marshal(args)
 	msg["params"], _ = json.Marshal(params)
 	body, _ := json.Marshal(msg)
@@ -240,12 +239,6 @@ func bearer(h map[string]string) string {
 	return strings.TrimSpace(tok)
 }
 
-func newCallID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func forward(body json.RawMessage) *Output {
 	return &Output{InterceptorOutputVersion: OutputVersion, MCP: OutputMCP{
 		TransformedGatewayRequest: &TransformedRequest{Body: body},
@@ -259,25 +252,13 @@ func respond(status int, body json.RawMessage) *Output {
 }
 
 func unauthorized(id json.RawMessage, msg string) *Output {
-	o := respond(http.StatusUnauthorized, rpcError(id, RPCUnauthorized, "unauthorized: "+msg))
+	o := respond(http.StatusUnauthorized, wire.RPCErrorJSON(id, RPCUnauthorized, "unauthorized: "+msg))
 	o.MCP.TransformedGatewayResponse.Headers = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}
 	return o
 }
 
-func rpcID(id json.RawMessage) json.RawMessage {
-	if len(id) == 0 {
-		return json.RawMessage("null")
-	}
-	return id
-}
-
-func rpcError(id json.RawMessage, code int, msg string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID(id), "error": map[string]any{"code": code, "message": msg}})
-	return b
-}
-
 func rpcResult(id json.RawMessage, result json.RawMessage) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID(id), "result": result})
+	b, _ := json.Marshal(wire.NewRPCResponse(id, result, nil))
 	return b
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // These tests drive the audit through the adapter's Lambda entry point, the
@@ -69,7 +70,7 @@ func envelope(t testing.TB, callID string, args any) []byte {
 		t.Fatal(err)
 	}
 	b, err := json.Marshal(map[string]any{
-		"mcpfn":     adapter.EnvelopeVersion,
+		"mcpfn":     wire.EnvelopeVersion,
 		"callId":    callID,
 		"params":    map[string]any{"name": "broadcast_delete", "arguments": json.RawMessage(argsJSON)},
 		"mcp":       map[string]any{"era": "modern", "method": "tools/call", "protocolVersion": "2026-07-28"},

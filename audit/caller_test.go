@@ -7,6 +7,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 func callerEnvelope(t *testing.T, callID string, caller map[string]any) []byte {
@@ -20,7 +21,7 @@ func callerEnvelope(t *testing.T, callID string, caller map[string]any) []byte {
 		t.Fatal(err)
 	}
 	b, err := json.Marshal(map[string]any{
-		"mcpfn": adapter.EnvelopeVersion, "callId": callID,
+		"mcpfn": wire.EnvelopeVersion, "callId": callID,
 		"params":    map[string]any{"name": "broadcast_delete", "arguments": json.RawMessage(args)},
 		"callToken": lambdatest.Token(testFunction, "broadcast_delete", callID, &id, args),
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // TestIsolationThousandConcurrentCalls drives 1,000 calls through one
@@ -45,7 +46,7 @@ func TestIsolationThousandConcurrentCalls(t *testing.T) {
 			defer func() { <-sem }()
 			args, _ := json.Marshal(deleteIn{ID: c.entity})
 			payload, err := json.Marshal(map[string]any{
-				"mcpfn": adapter.EnvelopeVersion, "callId": c.id,
+				"mcpfn": wire.EnvelopeVersion, "callId": c.id,
 				"params":    map[string]any{"name": "broadcast_delete", "arguments": json.RawMessage(args)},
 				"callToken": lambdatest.Token(testFunction, "broadcast_delete", c.id, &adapter.Identity{Subject: c.subject, AuthMethod: "jwt"}, args),
 			})
@@ -54,7 +55,7 @@ func TestIsolationThousandConcurrentCalls(t *testing.T) {
 				return
 			}
 			out := invokeLambda(t, fn, payload, "Root="+c.root+";Parent="+c.parent+";Sampled=1")
-			var resp adapter.EnvelopeResponse
+			var resp wire.EnvelopeResponse
 			if err := json.Unmarshal(out, &resp); err != nil || resp.CallID != c.id || resp.Error != nil {
 				t.Errorf("%s answered %s", c.id, out)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // delivery is what the gateway knows of whether the function saw a call.
@@ -33,7 +34,7 @@ const StageGateway = "gateway"
 // recordUnseen writes the audit row of a call the function did not answer:
 // the row the function would have written, with the same call id, built
 // from what the gateway knows, so that every call has a row.
-func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *adapter.Envelope, f *forward, spanID string, destructive bool) {
+func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *wire.Envelope, f *forward, spanID string, destructive bool) {
 	row := &audit.Row{
 		CallID:          env.CallID,
 		Tool:            env.Params.Name,

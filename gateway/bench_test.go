@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // The gateway's own overhead per call: HTTP in → envelope → Invoke request
@@ -84,7 +85,7 @@ func BenchmarkInProcessSDK(b *testing.B) {
 func benchGateway(b *testing.B, invoker Invoker) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if invoker == nil {
-		answer, _ := json.Marshal(adapter.EnvelopeResponse{Version: "1", CallID: "c", Result: mustJSON(benchResult)})
+		answer, _ := json.Marshal(wire.EnvelopeResponse{Version: "1", CallID: "c", Result: mustJSON(benchResult)})
 		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/json")
@@ -120,7 +121,7 @@ func BenchmarkGateway(b *testing.B) { benchGateway(b, nil) }
 // BenchmarkGatewayNoNetwork replaces the Lambda client with a stub that
 // answers at once: the gateway's own code (front, envelope, mapping) alone.
 func BenchmarkGatewayNoNetwork(b *testing.B) {
-	answer, _ := json.Marshal(adapter.EnvelopeResponse{Version: "1", CallID: "c", Result: mustJSON(benchResult)})
+	answer, _ := json.Marshal(wire.EnvelopeResponse{Version: "1", CallID: "c", Result: mustJSON(benchResult)})
 	benchGateway(b, stubInvoker(func(in *lambda.InvokeInput) *lambda.InvokeOutput {
 		return &lambda.InvokeOutput{StatusCode: 200, Payload: answer}
 	}))

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // forwarder returns the tools/call handler of one catalog tool: it builds the
@@ -51,17 +52,17 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			ri = &cri
 		}
 		pv := req.ProtocolVersion()
-		env := adapter.Envelope{
-			Version: adapter.EnvelopeVersion,
-			CallID:  newCallID(),
-			Params: adapter.EnvelopeParams{
+		env := wire.Envelope{
+			Version: wire.EnvelopeVersion,
+			CallID:  wire.NewCallID(),
+			Params: wire.EnvelopeParams{
 				Name:         p.Name,
 				Arguments:    p.Arguments,
 				Meta:         p.Meta,
 				RequestState: p.RequestState,
 			},
-			MCP: adapter.EnvelopeMCP{
-				Era:             adapter.EraOf(pv),
+			MCP: wire.EnvelopeMCP{
+				Era:             wire.EraOf(pv),
 				Method:          "tools/call",
 				ProtocolVersion: pv,
 				JSONRPCID:       ri.jsonrpcID,
@@ -69,7 +70,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			SessionID: ri.sessionID,
 		}
 		if ci := req.ClientInfo(); ci != nil {
-			env.MCP.ClientInfo = &adapter.ClientInfo{Name: ci.Name, Title: ci.Title, Version: ci.Version}
+			env.MCP.ClientInfo = &wire.ClientInfo{Name: ci.Name, Title: ci.Title, Version: ci.Version}
 		}
 		if len(p.InputResponses) > 0 {
 			if b, err := json.Marshal(p.InputResponses); err == nil {
@@ -199,7 +200,7 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	var resp struct {
 		Version string              `json:"mcpfn"`
 		Result  *mcp.CallToolResult `json:"result"`
-		Error   *adapter.RPCError   `json:"error"`
+		Error   *wire.RPCError      `json:"error"`
 	}
 	if err := json.Unmarshal(out.Payload, &resp); err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
 		f.error = true
@@ -333,24 +334,15 @@ func (f *forward) failure(code adapter.Code, msg string, ambiguous bool, cause e
 	return errorResult(e)
 }
 
-// errorBody is the JSON an isError tool result carries, the same shape the
-// adapter writes for failures inside a function.
-type errorBody struct {
-	Error     adapter.Code `json:"error"`
-	Message   string       `json:"message"`
-	Retryable bool         `json:"retryable"`
-	Details   any          `json:"details,omitempty"`
-	Hint      string       `json:"hint,omitempty"`
-}
-
+// errorResult is the isError tool result the model reads, in the error
+// body a function writes for failures inside it.
 func errorResult(e *adapter.Error) *mcp.CallToolResult {
-	b, _ := json.Marshal(errorBody{Error: e.Code, Message: e.Message, Retryable: e.Retryable, Details: e.Details, Hint: e.Hint})
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: e.Body().Text()}}}
 }
 
 // span is the gateway's X-Ray subsegment for this forward: a child of the
 // gateway's own trace position, and the parent the function's segment names.
-func (f *forward) span(t adapter.Trace, id, link, protocolVersion string) audit.Span {
+func (f *forward) span(t wire.Trace, id, link, protocolVersion string) audit.Span {
 	outcome := "ok"
 	ann := map[string]any{"tool": f.tool, "call_id": f.callID}
 	if f.code != "" {
@@ -430,10 +422,7 @@ func removeRecursionDetection(s *middleware.Stack) error {
 // rpcErrorAnswer is the error of a JSON-RPC error response, nil for
 // anything else.
 func rpcErrorAnswer(payload []byte) *jsonrpc.Error {
-	var r struct {
-		JSONRPC string            `json:"jsonrpc"`
-		Error   *adapter.RPCError `json:"error"`
-	}
+	var r wire.RPCResponse
 	if json.Unmarshal(payload, &r) != nil || r.JSONRPC != "2.0" || r.Error == nil || r.Error.Code == 0 {
 		return nil
 	}

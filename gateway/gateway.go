@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Gateway is the hosted MCP endpoint, an http.Handler. Build it once (at cold
@@ -53,7 +54,7 @@ type Gateway struct {
 type requestInfo struct {
 	identity  *adapter.Identity // verified, or nil
 	sessionID string            // the Mcp-Session-Id header: caller data
-	trace     adapter.Trace     // the gateway's own trace position
+	trace     wire.Trace        // the gateway's own trace position
 	// callerXRay: the caller sent an X-Amzn-Trace-Id header, whose trace
 	// wins over a W3C traceparent (callTrace).
 	callerXRay bool
@@ -263,7 +264,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		// JSON text is UTF-8 (RFC 8259 §8.1). The go-sdk would pass the
 		// bytes through into the arguments, and the function, which
 		// refuses them, could not even read the envelope they came in.
-		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCParseError, "the request body is not valid UTF-8")
+		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCParseError, "the request body is not valid UTF-8")
 		return
 	}
 	ri := &requestInfo{
@@ -292,14 +293,14 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 		// The go-sdk would run it as a batch of its own, past every limit
 		// serveBatch enforces. serveBatch never passes one; this is the
 		// backstop.
-		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest, "a JSON-RPC batch cannot be nested in a batch")
+		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCInvalidRequest, "a JSON-RPC batch cannot be nested in a batch")
 		return
 	}
 	if ri.method == "subscriptions/listen" {
 		// A listen stream never ends, and a buffered Lambda response is
 		// delivered only when it does: the call would hold the gateway until
 		// its timeout. The tool list is static, so there is nothing to hear.
-		writeRPCError(w, http.StatusOK, ri.jsonrpcID, adapter.RPCMethodNotFound,
+		writeRPCError(w, http.StatusOK, ri.jsonrpcID, wire.RPCMethodNotFound,
 			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
 		return
 	}
@@ -348,21 +349,21 @@ func peekMessage(msg []byte) (json.RawMessage, string) {
 func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, ri *requestInfo) {
 	// Batching was removed from the protocol in 2025-06-18.
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v >= "2025-06-18" {
-		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest,
+		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCInvalidRequest,
 			fmt.Sprintf("JSON-RPC batches are not part of protocol version %s (only 2025-03-26 and earlier)", v))
 		return
 	}
 	var msgs []json.RawMessage
 	if err := json.Unmarshal(body, &msgs); err != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCParseError, "malformed JSON-RPC batch: "+err.Error())
+		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCParseError, "malformed JSON-RPC batch: "+err.Error())
 		return
 	}
 	if len(msgs) == 0 {
-		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest, "empty JSON-RPC batch")
+		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCInvalidRequest, "empty JSON-RPC batch")
 		return
 	}
 	if len(msgs) > g.cfg.MaxBatch {
-		writeRPCError(w, http.StatusBadRequest, nil, adapter.RPCInvalidRequest,
+		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCInvalidRequest,
 			fmt.Sprintf("JSON-RPC batch of %d messages exceeds the limit of %d", len(msgs), g.cfg.MaxBatch))
 		return
 	}
@@ -375,7 +376,7 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 			// an Invalid Request, answered with id null. An array here is
 			// a batch nested in the batch, which the go-sdk would run as
 			// one, past MaxBatch (issue 10, H1).
-			writeRPCError(outs[i], http.StatusBadRequest, nil, adapter.RPCInvalidRequest,
+			writeRPCError(outs[i], http.StatusBadRequest, nil, wire.RPCInvalidRequest,
 				"a JSON-RPC batch element must be a request object")
 			continue
 		}
@@ -448,26 +449,11 @@ func (b *bufferedResponse) message(id json.RawMessage) []byte {
 	if mt, _, _ := mime.ParseMediaType(b.header.Get("Content-Type")); mt == "application/json" && len(body) > 0 && body[0] == '{' && json.Valid(body) {
 		return body
 	}
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	out, _ := json.Marshal(struct {
-		JSONRPC string           `json:"jsonrpc"`
-		ID      json.RawMessage  `json:"id"`
-		Error   adapter.RPCError `json:"error"`
-	}{"2.0", id, adapter.RPCError{Code: adapter.RPCInvalidRequest, Message: string(body)}})
-	return out
+	return wire.RPCErrorJSON(id, wire.RPCInvalidRequest, string(body))
 }
 
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string           `json:"jsonrpc"`
-		ID      json.RawMessage  `json:"id"`
-		Error   adapter.RPCError `json:"error"`
-	}{"2.0", id, adapter.RPCError{Code: code, Message: msg}})
+	b := wire.RPCErrorJSON(id, code, msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

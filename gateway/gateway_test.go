@@ -110,8 +110,8 @@ func TestMalformedCallerTraceIsDropped(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Auth = AuthNone })
 	for _, h := range []string{"Root=<script>;Parent=53995c3f42cd8ad8", "Root=" + newTraceRoot() + ";Parent=xyz", "Sampled=1"} {
 		cs := e.mustConnect(t, "c", "", http.Header{"X-Amzn-Trace-Id": {h}})
-		if f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "m"})); f.TraceRoot != "" || f.TraceParent != "" {
-			t.Errorf("header %q reached the function as %q/%q", h, f.TraceRoot, f.TraceParent)
+		if f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "m"})); f.TraceFrom != "new" || f.TraceParent != "" {
+			t.Errorf("header %q reached the function as %q/%q (from %q)", h, f.TraceRoot, f.TraceParent, f.TraceFrom)
 		}
 	}
 }
@@ -137,9 +137,10 @@ func TestCallLegacyEras(t *testing.T) {
 			if f.ClientName != "" {
 				t.Errorf("client name %q invented for a stateless legacy call", f.ClientName)
 			}
-			// No trace header from the caller: no trace, no invented parent.
-			if f.TraceRoot != "" || f.TraceParent != "" {
-				t.Errorf("trace %q/%q invented", f.TraceRoot, f.TraceParent)
+			// No trace header from the caller: no invented parent; the
+			// function starts a trace of its own.
+			if f.TraceFrom != "new" || f.TraceParent != "" {
+				t.Errorf("trace %q/%q invented (from %q)", f.TraceRoot, f.TraceParent, f.TraceFrom)
 			}
 		})
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // ---- the test catalog ----
@@ -64,9 +65,9 @@ type facts struct {
 
 func factsOf(call *adapter.Call, entity string) facts {
 	f := facts{EntityID: entity, CallID: call.ID, Source: string(call.Source), SessionID: call.SessionID,
-		Tenant: call.Tenant, TraceRoot: call.Trace.Root, TraceParent: call.Trace.Parent, TraceFrom: call.Trace.From,
+		Tenant: call.Tenant(), TraceRoot: call.Trace().Root, TraceParent: call.Trace().Parent, TraceFrom: call.Trace().From,
 		LambdaRequestID: call.Lambda.RequestID, FunctionARN: call.Lambda.FunctionARN}
-	if c := call.Caller; c != nil {
+	if c := call.Caller(); c != nil {
 		f.Subject, f.AuthMethod, f.ClientID, f.Scopes = c.Subject, c.AuthMethod, c.ClientID, c.Scopes
 		f.RoleSession = c.RoleSession
 	}
@@ -215,7 +216,7 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 	api.invokes[name]++
 	api.headers = append(api.headers, r.Header.Clone())
 	api.mu.Unlock()
-	reqID := newCallID()
+	reqID := wire.NewCallID()
 	w.Header().Set("X-Amzn-RequestId", reqID)
 	// Read the payload first: only then does net/http notice a caller that
 	// gave up (and cancel r.Context()).

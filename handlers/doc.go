@@ -8,9 +8,12 @@
 // out, and the broadcast id recorded as the call's "entityId" dimension so
 // the audit can find every call on a broadcast.
 //
-// [Catalog] lists every tool's definition for the gateway's tools/list; the
-// gateway never runs a handler, so the catalog's tools are bound to no store.
-// A function binds its one tool to a real [Store]:
+// Each tool is declared once in tools.go: an [adapter.ToolDef] (name,
+// description, annotations, scopes, schema refinements) and its handler, a
+// method of the [Store] it needs. [Catalog] lists the definitions, declared
+// without any store, for the gateway's tools/list and the generated AgentCore
+// schemas and policies. A function binds its one tool to a real store in its
+// main:
 //
 //	adapter.Start(handlers.BroadcastCreate(handlers.MustStoreFromEnv()))
 //

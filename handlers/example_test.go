@@ -1,7 +1,9 @@
 package handlers_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/mcpfn/mcpfn/handlers"
 )
@@ -18,4 +20,21 @@ func ExampleCatalog() {
 	// broadcast_get read-only=true destructive=false scopes=[]
 	// broadcast_list read-only=true destructive=false scopes=[]
 	// broadcast_delete read-only=false destructive=true scopes=[broadcasts:write]
+}
+
+// TestCatalogDeclaresWhatFunctionsBind: each catalog entry, declared without
+// a store, lists exactly as the tool a function binds to one, in the same
+// order; the definitions exist once.
+func TestCatalogDeclaresWhatFunctionsBind(t *testing.T) {
+	catalog, bound := handlers.Catalog(), handlers.Tools(&handlers.Store{})
+	if len(catalog) != len(bound) || len(catalog) == 0 {
+		t.Fatalf("%d catalog tools, %d bound", len(catalog), len(bound))
+	}
+	for i, tool := range catalog {
+		a, _ := json.Marshal(tool.MCPTool())
+		b, _ := json.Marshal(bound[i].MCPTool())
+		if string(a) != string(b) {
+			t.Errorf("tool %d: catalog lists\n%s\nthe bound tool\n%s", i, a, b)
+		}
+	}
 }

@@ -18,11 +18,12 @@ import (
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 func TestMain(m *testing.M) { dynamolocal.Main(m) }
 
-// app is the four tools bound to one fresh table, each served by the adapter
+// app is every tool bound to one fresh table, each served by the adapter
 // exactly as its Lambda function serves it, so a test call goes through
 // decode, validation, the scope gate and the audit stage like a real one.
 type app struct {
@@ -48,10 +49,7 @@ func newApp(t *testing.T) *app {
 	a := &app{db: ddb.Client(ctx), rows: &rowLog{}, auditTable: auditTable, fallback: &lockedBuffer{}, fns: map[string]*adapter.Function{}}
 	a.store = handlers.NewStore(a.db, table)
 	auditor := audit.New(audit.Config{Table: auditTable, Client: a.db, Fallback: a.fallback})
-	for _, tool := range []*adapter.Tool{
-		handlers.BroadcastCreate(a.store), handlers.BroadcastGet(a.store),
-		handlers.BroadcastList(a.store), handlers.BroadcastDelete(a.store),
-	} {
+	for _, tool := range handlers.Tools(a.store) {
 		a.fns[tool.Name()] = adapter.New(tool, adapter.WithAuditor(teeRecorder{a.rows, auditor}),
 			adapter.WithCallVerifier(lambdatest.Verifier("fn-"+tool.Name())))
 	}
@@ -189,11 +187,11 @@ func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload, err := json.Marshal(adapter.Envelope{
-		Version: adapter.EnvelopeVersion,
+	payload, err := json.Marshal(wire.Envelope{
+		Version: wire.EnvelopeVersion,
 		CallID:  callID,
-		Params:  adapter.EnvelopeParams{Name: tool, Arguments: rawArgs},
-		MCP:     adapter.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: adapter.ModernProtocolVersion},
+		Params:  wire.EnvelopeParams{Name: tool, Arguments: rawArgs},
+		MCP:     wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion},
 		// Signed as the gateway signs a call to the tool's function.
 		CallToken: lambdatest.Token("fn-"+tool, tool, callID, caller, rawArgs),
 	})
@@ -208,7 +206,7 @@ func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool
 	if err != nil {
 		t.Fatalf("%s: Invoke: %v", tool, err)
 	}
-	var resp adapter.EnvelopeResponse
+	var resp wire.EnvelopeResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("%s: response %s: %v", tool, out, err)
 	}

@@ -83,9 +83,9 @@ type DeleteOutput struct {
 	Deleted Broadcast `json:"deleted" jsonschema:"the broadcast that was deleted"`
 }
 
-// The input schemas: inferred from the structs (descriptions from their tags)
-// and tightened here, so that tools/list advertises the limits and the adapter
-// enforces them before a handler runs.
+// The limits of the input schemas: refinements of the schemas inferred from
+// the structs (descriptions from their tags), so that tools/list advertises
+// the limits and the adapter enforces them before a handler runs.
 var (
 	channelSchema = func(p *jsonschema.Schema) {
 		p.MinLength, p.MaxLength, p.Pattern = jsonschema.Ptr(1), jsonschema.Ptr(maxChannelLen), "^"+channelRegexp+"$"
@@ -93,178 +93,173 @@ var (
 	idSchema = func(p *jsonschema.Schema) {
 		p.Pattern = "^" + idRegexp + "$"
 	}
+)
 
-	createSchema = schemaOf[CreateInput](map[string]func(*jsonschema.Schema){
+// Each tool is declared once, below: its definition (what tools/list shows)
+// and its handler, a method of the Store it needs. declare adds the
+// definition to the Catalog — built without any store, for the gateway and
+// the generated AgentCore schemas and policies — and returns the binder a
+// function's main calls with its store.
+var (
+	declared []func() *adapter.Tool       // the Catalog's entries, in declaration order
+	binders  []func(*Store) *adapter.Tool // every tool's binder, in the same order
+)
+
+func declare[In, Out any](d adapter.ToolDef[In, Out], h func(*Store, context.Context, *adapter.Call, In) (Out, error)) func(*Store) *adapter.Tool {
+	declared = append(declared, func() *adapter.Tool { return adapter.MustDeclare(d) })
+	bind := func(store *Store) *adapter.Tool {
+		b := d
+		b.Handler = func(ctx context.Context, call *adapter.Call, in In) (Out, error) { return h(store, ctx, call, in) }
+		return adapter.MustDefine(b)
+	}
+	binders = append(binders, bind)
+	return bind
+}
+
+var catalog = sync.OnceValue(func() []*adapter.Tool {
+	tools := make([]*adapter.Tool, len(declared))
+	for i, d := range declared {
+		tools[i] = d()
+	}
+	return tools
+})
+
+// Catalog returns every tool's definition, in a stable order, for tools/list
+// and for generating schemas and policies. Its tools are declared, not bound:
+// the gateway only lists them and forwards each call to the tool's own
+// function, so a call that reaches one fails with INTERNAL_SERVER_ERROR.
+func Catalog() []*adapter.Tool { return slices.Clone(catalog()) }
+
+// tools binds every tool to store, in Catalog order.
+func tools(store *Store) []*adapter.Tool {
+	out := make([]*adapter.Tool, len(binders))
+	for i, bind := range binders {
+		out[i] = bind(store)
+	}
+	return out
+}
+
+var bindCreate = declare(adapter.ToolDef[CreateInput, CreateOutput]{
+	Name:  ToolCreate,
+	Title: "Post a broadcast",
+	Description: "Posts a message to a channel and returns the new broadcast's id. " +
+		"Retrying the same call returns the same id; it never posts twice.",
+	RefineInput: adapter.Refine{
 		"channel": channelSchema,
 		"text": func(p *jsonschema.Schema) {
 			p.MinLength, p.MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(maxTextLen)
 		},
-	})
-	getSchema  = schemaOf[GetInput](map[string]func(*jsonschema.Schema){"id": idSchema})
-	listSchema = schemaOf[ListInput](map[string]func(*jsonschema.Schema){
+	},
+}, (*Store).create)
+
+// BroadcastCreate is broadcast_create bound to store.
+func BroadcastCreate(store *Store) *adapter.Tool { return bindCreate(store) }
+
+func (store *Store) create(ctx context.Context, call *adapter.Call, in CreateInput) (CreateOutput, error) {
+	b := Broadcast{ID: newID(call), Channel: in.Channel, Text: in.Text, CreatedAt: store.stamp()}
+	call.SetDimension(DimensionEntity, b.ID)
+	err := store.Put(ctx, b)
+	var exists *ExistsError
+	if errors.As(err, &exists) {
+		// The id comes from the call id, so a taken id is almost
+		// always this call's own earlier attempt: answer as it did.
+		prev := exists.Existing
+		if prev == nil {
+			p, gerr := store.Get(ctx, b.ID)
+			if gerr != nil {
+				return CreateOutput{}, toolError(gerr)
+			}
+			prev = &p
+		}
+		if prev.Channel == in.Channel && prev.Text == in.Text {
+			return CreateOutput{ID: prev.ID, CreatedAt: prev.CreatedAt}, nil
+		}
+		return CreateOutput{}, adapter.NewError(adapter.CodeConflict, "this call id was already used to post a different broadcast").
+			WithHint("send a new call instead of retrying this one with changed arguments")
+	}
+	if err != nil {
+		return CreateOutput{}, toolError(err)
+	}
+	return CreateOutput{ID: b.ID, CreatedAt: b.CreatedAt}, nil
+}
+
+var bindGet = declare(adapter.ToolDef[GetInput, Broadcast]{
+	Name:        ToolGet,
+	Title:       "Read a broadcast",
+	Description: "Returns one broadcast by id.",
+	ReadOnly:    true,
+	Idempotent:  true,
+	RefineInput: adapter.Refine{"id": idSchema},
+}, (*Store).get)
+
+// BroadcastGet is broadcast_get bound to store.
+func BroadcastGet(store *Store) *adapter.Tool { return bindGet(store) }
+
+func (store *Store) get(ctx context.Context, call *adapter.Call, in GetInput) (Broadcast, error) {
+	call.SetDimension(DimensionEntity, in.ID)
+	b, err := store.Get(ctx, in.ID)
+	if err != nil {
+		return Broadcast{}, toolError(err)
+	}
+	return b, nil
+}
+
+var bindList = declare(adapter.ToolDef[ListInput, ListOutput]{
+	Name:  ToolList,
+	Title: "List a channel's broadcasts",
+	Description: "Lists a channel's broadcasts, newest first, a page at a time. " +
+		"Pass nextCursor back as cursor for the next page. " +
+		"A broadcast posted a moment ago may not be listed yet; broadcast_get by id always sees it.",
+	ReadOnly:   true,
+	Idempotent: true,
+	RefineInput: adapter.Refine{
 		"channel": channelSchema,
 		"cursor":  func(p *jsonschema.Schema) { p.MaxLength = jsonschema.Ptr(maxCursorLen) },
 		"limit": func(p *jsonschema.Schema) {
 			p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(maxListLimit))
 			p.Default = json.RawMessage(fmt.Sprint(defaultListLimit))
 		},
-	})
-	deleteSchema = schemaOf[DeleteInput](map[string]func(*jsonschema.Schema){"id": idSchema})
-)
-
-// schemaOf infers T's schema and applies set to the named properties. It
-// panics on a name T lacks: that is a typo in this file, found at init.
-func schemaOf[T any](set map[string]func(*jsonschema.Schema)) *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(err)
-	}
-	for name, f := range set {
-		p, ok := s.Properties[name]
-		if !ok {
-			panic(fmt.Sprintf("handlers: %T has no property %q", *new(T), name))
-		}
-		f(p)
-	}
-	return s
-}
-
-// BroadcastCreate is broadcast_create bound to store.
-func BroadcastCreate(store *Store) *adapter.Tool {
-	return adapter.MustDefine(adapter.ToolDef[CreateInput, CreateOutput]{
-		Name:  ToolCreate,
-		Title: "Post a broadcast",
-		Description: "Posts a message to a channel and returns the new broadcast's id. " +
-			"Retrying the same call returns the same id; it never posts twice.",
-		InputSchema: createSchema,
-		Handler: func(ctx context.Context, call *adapter.Call, in CreateInput) (CreateOutput, error) {
-			if err := bound(store); err != nil {
-				return CreateOutput{}, err
-			}
-			b := Broadcast{ID: newID(call), Channel: in.Channel, Text: in.Text, CreatedAt: store.stamp()}
-			call.SetDimension(DimensionEntity, b.ID)
-			err := store.Put(ctx, b)
-			var exists *ExistsError
-			if errors.As(err, &exists) {
-				// The id comes from the call id, so a taken id is almost
-				// always this call's own earlier attempt: answer as it did.
-				prev := exists.Existing
-				if prev == nil {
-					p, gerr := store.Get(ctx, b.ID)
-					if gerr != nil {
-						return CreateOutput{}, toolError(gerr)
-					}
-					prev = &p
-				}
-				if prev.Channel == in.Channel && prev.Text == in.Text {
-					return CreateOutput{ID: prev.ID, CreatedAt: prev.CreatedAt}, nil
-				}
-				return CreateOutput{}, adapter.NewError(adapter.CodeConflict, "this call id was already used to post a different broadcast").
-					WithHint("send a new call instead of retrying this one with changed arguments")
-			}
-			if err != nil {
-				return CreateOutput{}, toolError(err)
-			}
-			return CreateOutput{ID: b.ID, CreatedAt: b.CreatedAt}, nil
-		},
-	})
-}
-
-// BroadcastGet is broadcast_get bound to store.
-func BroadcastGet(store *Store) *adapter.Tool {
-	return adapter.MustDefine(adapter.ToolDef[GetInput, Broadcast]{
-		Name:        ToolGet,
-		Title:       "Read a broadcast",
-		Description: "Returns one broadcast by id.",
-		ReadOnly:    true,
-		Idempotent:  true,
-		InputSchema: getSchema,
-		Handler: func(ctx context.Context, call *adapter.Call, in GetInput) (Broadcast, error) {
-			if err := bound(store); err != nil {
-				return Broadcast{}, err
-			}
-			call.SetDimension(DimensionEntity, in.ID)
-			b, err := store.Get(ctx, in.ID)
-			if err != nil {
-				return Broadcast{}, toolError(err)
-			}
-			return b, nil
-		},
-	})
-}
+	},
+}, (*Store).list)
 
 // BroadcastList is broadcast_list bound to store.
-func BroadcastList(store *Store) *adapter.Tool {
-	return adapter.MustDefine(adapter.ToolDef[ListInput, ListOutput]{
-		Name:  ToolList,
-		Title: "List a channel's broadcasts",
-		Description: "Lists a channel's broadcasts, newest first, a page at a time. " +
-			"Pass nextCursor back as cursor for the next page. " +
-			"A broadcast posted a moment ago may not be listed yet; broadcast_get by id always sees it.",
-		ReadOnly:    true,
-		Idempotent:  true,
-		InputSchema: listSchema,
-		Handler: func(ctx context.Context, call *adapter.Call, in ListInput) (ListOutput, error) {
-			if err := bound(store); err != nil {
-				return ListOutput{}, err
-			}
-			call.SetDimension(DimensionEntity, in.Channel)
-			limit := in.Limit
-			if limit == 0 {
-				limit = defaultListLimit
-			}
-			page, err := store.List(ctx, in.Channel, limit, in.Cursor)
-			if err != nil {
-				return ListOutput{}, toolError(err)
-			}
-			return ListOutput(page), nil
-		},
-	})
+func BroadcastList(store *Store) *adapter.Tool { return bindList(store) }
+
+func (store *Store) list(ctx context.Context, call *adapter.Call, in ListInput) (ListOutput, error) {
+	call.SetDimension(DimensionEntity, in.Channel)
+	limit := in.Limit
+	if limit == 0 {
+		limit = defaultListLimit
+	}
+	page, err := store.List(ctx, in.Channel, limit, in.Cursor)
+	if err != nil {
+		return ListOutput{}, toolError(err)
+	}
+	return ListOutput(page), nil
 }
+
+var bindDelete = declare(adapter.ToolDef[DeleteInput, DeleteOutput]{
+	Name:        ToolDelete,
+	Title:       "Delete a broadcast",
+	Description: "Deletes one broadcast by id and returns it as it was. Requires scope broadcasts:write.",
+	Destructive: true,
+	// Deleting again changes nothing more (it answers NOT_FOUND).
+	Idempotent:  true,
+	Scopes:      []string{ScopeWrite},
+	RefineInput: adapter.Refine{"id": idSchema},
+}, (*Store).delete)
 
 // BroadcastDelete is broadcast_delete bound to store. It is destructive (the
 // audit writes its row ahead of the handler) and requires ScopeWrite.
-func BroadcastDelete(store *Store) *adapter.Tool {
-	return adapter.MustDefine(adapter.ToolDef[DeleteInput, DeleteOutput]{
-		Name:        ToolDelete,
-		Title:       "Delete a broadcast",
-		Description: "Deletes one broadcast by id and returns it as it was. Requires scope broadcasts:write.",
-		Destructive: true,
-		// Deleting again changes nothing more (it answers NOT_FOUND).
-		Idempotent:  true,
-		Scopes:      []string{ScopeWrite},
-		InputSchema: deleteSchema,
-		Handler: func(ctx context.Context, call *adapter.Call, in DeleteInput) (DeleteOutput, error) {
-			if err := bound(store); err != nil {
-				return DeleteOutput{}, err
-			}
-			call.SetDimension(DimensionEntity, in.ID)
-			b, err := store.Delete(ctx, in.ID)
-			if err != nil {
-				return DeleteOutput{}, toolError(err)
-			}
-			return DeleteOutput{Deleted: b}, nil
-		},
-	})
-}
+func BroadcastDelete(store *Store) *adapter.Tool { return bindDelete(store) }
 
-var catalog = sync.OnceValue(func() []*adapter.Tool {
-	return []*adapter.Tool{BroadcastCreate(nil), BroadcastGet(nil), BroadcastList(nil), BroadcastDelete(nil)}
-})
-
-// Catalog returns every tool's definition, in a stable order, for tools/list
-// and for generating schemas. Its tools are bound to no store: running one
-// fails with INTERNAL_SERVER_ERROR, which is right for the gateway, which
-// only lists them and forwards calls to the tools' own functions.
-func Catalog() []*adapter.Tool { return slices.Clone(catalog()) }
-
-var errUnbound = errors.New("handlers: this tool is a catalog definition bound to no store; functions bind it with handlers.MustStoreFromEnv()")
-
-func bound(s *Store) error {
-	if s == nil {
-		return errUnbound
+func (store *Store) delete(ctx context.Context, call *adapter.Call, in DeleteInput) (DeleteOutput, error) {
+	call.SetDimension(DimensionEntity, in.ID)
+	b, err := store.Delete(ctx, in.ID)
+	if err != nil {
+		return DeleteOutput{}, toolError(err)
 	}
-	return nil
+	return DeleteOutput{Deleted: b}, nil
 }
 
 // idEncoding is base32 without padding: 16 bytes become 26 characters of

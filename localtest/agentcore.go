@@ -3,7 +3,6 @@ package localtest
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -26,6 +26,7 @@ import (
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Template types of the AgentCore Gateway resources.
@@ -235,7 +236,7 @@ func (f *agentCoreFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out, err := f.intercept(r, body)
 		if err != nil {
 			f.log.Error("AgentCore front: interceptor failed", "error", err.Error())
-			writeJSONRPCError(w, http.StatusInternalServerError, nil, adapter.RPCInternalError, "the request interceptor failed")
+			writeJSONRPCError(w, http.StatusInternalServerError, nil, wire.RPCInternalError, "the request interceptor failed")
 			return
 		}
 		if resp := out.MCP.TransformedGatewayResponse; resp != nil {
@@ -252,7 +253,7 @@ func (f *agentCoreFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if out.MCP.TransformedGatewayRequest == nil || len(out.MCP.TransformedGatewayRequest.Body) == 0 {
-			writeJSONRPCError(w, http.StatusInternalServerError, nil, adapter.RPCInternalError, "the request interceptor returned neither a request nor a response")
+			writeJSONRPCError(w, http.StatusInternalServerError, nil, wire.RPCInternalError, "the request interceptor returned neither a request nor a response")
 			return
 		}
 		body = out.MCP.TransformedGatewayRequest.Body
@@ -316,13 +317,13 @@ func (f *agentCoreFront) callTarget(tg agentCoreTarget) mcp.ToolHandler {
 		if info == nil {
 			info = &agentCoreRequest{requestID: uuid.NewString()}
 		}
-		cc, err := json.Marshal(map[string]any{"custom": map[string]string{
-			"bedrockAgentCoreToolName":       tg.name + agentcore.TargetSeparator + tg.tool,
-			"bedrockAgentCoreAwsRequestId":   info.requestID,
-			"bedrockAgentCoreMcpMessageId":   info.messageID,
-			"bedrockAgentCoreGatewayId":      f.gwID,
-			"bedrockAgentCoreTargetId":       tg.id,
-			"bedrockAgentCoreMessageVersion": "1.0",
+		cc, err := wire.EncodeClientContext(&lambdacontext.ClientContext{Custom: map[string]string{
+			wire.AgentCoreToolName:       tg.name + agentcore.TargetSeparator + tg.tool,
+			wire.AgentCoreRequestID:      info.requestID,
+			wire.AgentCoreMessageID:      info.messageID,
+			wire.AgentCoreGatewayID:      f.gwID,
+			wire.AgentCoreTargetID:       tg.id,
+			wire.AgentCoreMessageVersion: "1.0",
 		}})
 		if err != nil {
 			return nil, err
@@ -334,7 +335,7 @@ func (f *agentCoreFront) callTarget(tg agentCoreTarget) mcp.ToolHandler {
 		out, err := f.invoker.Invoke(ctx, &lambda.InvokeInput{
 			FunctionName:  aws.String(tg.function),
 			Payload:       args,
-			ClientContext: aws.String(base64.StdEncoding.EncodeToString(cc)),
+			ClientContext: aws.String(cc),
 		})
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the target could not be invoked: " + err.Error()}
@@ -356,11 +357,7 @@ func unauthorizedHTTP(w http.ResponseWriter) {
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	_, _ = w.Write(wire.RPCErrorJSON(id, code, msg))
 }

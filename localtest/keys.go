@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // keysFileName is where a running stack leaves what commands run beside it
@@ -118,7 +118,7 @@ func (k *LocalKeys) MintToken(subject string, scopes []string) (string, error) {
 // gateway would sign it for caller, valid for ttl. The envelope's own
 // "caller" (never identity) is dropped.
 func (k *LocalKeys) SignEnvelope(payload []byte, caller *calltoken.Identity, ttl time.Duration) ([]byte, error) {
-	var env adapter.Envelope
+	var env wire.Envelope
 	if err := json.Unmarshal(payload, &env); err != nil {
 		return nil, fmt.Errorf("localtest: not an envelope: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // invokePrefix is the Lambda Invoke API path, as served by Lambda and by
@@ -64,7 +64,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if cc := r.Header.Get("X-Amz-Client-Context"); cc != "" {
-		if _, err := adapter.ClientContextFromHeader(cc); err != nil {
+		if _, err := wire.DecodeClientContext(cc); err != nil {
 			lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "User", "Client context must be a valid Base64-encoded JSON object: "+err.Error())
 			return
 		}

@@ -4,13 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
@@ -113,10 +110,9 @@ func (n *localNames) intProperty(logicalID, prop string, def int) int {
 // AWS::Serverless::Function except the gateway, named by logical ID. The
 // package of each is functions/<tool>, the tool being the one the gateway's
 // MCPFN_TOOL_FUNCTIONS maps to it; for a function no tool names, the
-// directory its Makefile build-<LogicalId> target builds (what `sam build`
-// packages), else the logical ID in snake case without "Function".
+// directory the Makefile's build-<LogicalId> rule builds (what `sam build`
+// packages).
 func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec, error) {
-	built := makefileBuilds(filepath.Join(filepath.Dir(n.t.Path), "Makefile"))
 	var specs []FunctionSpec
 	for _, id := range n.t.LogicalIDs(typeFunction) {
 		if id == gatewayID {
@@ -134,10 +130,7 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 		tool := toolOf[id]
 		pkg := tool
 		if pkg == "" {
-			pkg = built[id]
-		}
-		if pkg == "" {
-			pkg = snake(strings.TrimSuffix(id, "Function"))
+			pkg = functionDir(filepath.Dir(n.t.Path), id)
 		}
 		specs = append(specs, FunctionSpec{
 			Name:       id,
@@ -154,37 +147,20 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 	return specs, nil
 }
 
-// makefileBuild matches a Makefile target `build-<LogicalId>:` followed by
-// `$(call lambda_build,<dir>)`.
-var makefileBuild = regexp.MustCompile(`(?m)^build-([A-Za-z0-9]+):[ \t]*\n\t\$\(call lambda_build,([A-Za-z0-9_]+)\)`)
-
-// makefileBuilds maps a logical ID to the functions/ directory its build
-// target builds; a missing Makefile maps nothing.
-func makefileBuilds(path string) map[string]string {
-	out := map[string]string{}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return out
-	}
-	for _, m := range makefileBuild.FindAllStringSubmatch(string(data), -1) {
-		out[m[1]] = m[2]
-	}
-	return out
-}
-
-// snake turns BroadcastCreate into broadcast_create.
-func snake(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
+// functionDir is the functions/ directory the Makefile's build-%Function
+// rule builds for a logical id: the one holding a main.go whose name, without
+// underscores, is the id without "Function", lower-cased
+// (AgentCoreInterceptorFunction → agentcore_interceptor). Without one it is
+// that lower-cased name, which the build then reports as missing.
+func functionDir(root, logicalID string) string {
+	stem := strings.ToLower(strings.TrimSuffix(logicalID, "Function"))
+	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
+	for _, m := range mains {
+		if dir := filepath.Base(filepath.Dir(m)); strings.ReplaceAll(dir, "_", "") == stem {
+			return dir
 		}
-		b.WriteRune(r)
 	}
-	return b.String()
+	return stem
 }
 
 // sortedKeys is for deterministic environments and messages.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // lambdaTracing stands in, for the in-process gateway, for what Lambda does
@@ -47,7 +48,7 @@ func lambdaTracing(next http.Handler, name string, spans audit.SpanEmitter) http
 		}
 		id := audit.NewSpanID()
 		//lint:ignore SA1029 aws-lambda-go's own key, which the gateway reads
-		r = r.WithContext(context.WithValue(r.Context(), "x-amzn-trace-id", "Root="+root+";Parent="+id+";Sampled=1"))
+		r = r.WithContext(context.WithValue(r.Context(), wire.TraceHeaderKey, "Root="+root+";Parent="+id+";Sampled=1"))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		spans.EmitSpan(audit.Span{

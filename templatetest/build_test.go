@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,37 @@ func checkBootstrap(t *testing.T, path string) {
 	}
 	if s := f.Section(".symtab"); s != nil {
 		t.Errorf("%s keeps its symbol table (-ldflags -s is missing)", path)
+	}
+}
+
+// TestMakeBuildsANewFunctionWithoutATarget: sam build's `make
+// build-<LogicalId>` needs no target per function. In a tree with only a
+// functions/broadcast_count/main.go the repository's Makefile builds
+// BroadcastCountFunction from it, and names the missing directory of a
+// function that has none.
+func TestMakeBuildsANewFunctionWithoutATarget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	tree := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(tree, "functions", "broadcast_count"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "functions", "broadcast_count", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	makeN := func(target string) (string, error) {
+		cmd := exec.Command("make", "-n", "--no-print-directory", "-f", filepath.Join(repoRoot(t), "Makefile"), target, "ARTIFACTS_DIR=/artifacts")
+		cmd.Dir = tree
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	out, err := makeN("build-BroadcastCountFunction")
+	if err != nil || !strings.HasSuffix(out, "-o /artifacts/bootstrap ./functions/broadcast_count") {
+		t.Fatalf("make build-BroadcastCountFunction: %v\n%s", err, out)
+	}
+	out, err = makeN("build-BroadcastTallyFunction")
+	if err == nil || !strings.Contains(out, "no functions/<dir>/main.go for BroadcastTallyFunction") {
+		t.Fatalf("make build-BroadcastTallyFunction without its directory: %v\n%s", err, out)
 	}
 }

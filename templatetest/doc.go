@@ -1,7 +1,11 @@
 // Package templatetest holds the tests that keep template.yaml, the Makefile,
-// functions/ and the handlers' tool catalog in step: every function has a
-// resource and a build target and the other way round, every tool has a
-// function, every role grants exactly what its function uses, and the build
+// functions/ and the handlers' tool catalog in step, so that adding a tool
+// touches only its handler, its main.go, its template resource and its test
+// (docs/guide/write-a-tool.md): every function's `make build-<LogicalId>`
+// builds its own functions/<dir> and the other way round, every catalog tool
+// has a main.go, a function, the gateway's forward and a sam local event
+// (each gap named with what to add), every role grants exactly the calls its
+// code makes (derived from the handlers' source, not listed), and the build
 // produces what Lambda runs.
 //
 // The template is read twice: by github.com/awslabs/goformation/v7, which

@@ -99,14 +99,6 @@ func resourceName(r any) (string, error) {
 	return "", fmt.Errorf("resource %v: name a resource of this stack with !GetAtt X.Arn (or !Sub \"${X.Arn}/index/name\"), never a wildcard or literal", r)
 }
 
-func set(items ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, i := range items {
-		m[i] = true
-	}
-	return m
-}
-
 // auditGrant is what a tool function may do to the audit table: the adapter
 // puts a row (conditionally) and completes a destructive tool's pending row;
 // it never reads, deletes or scans, and it writes only its own tool's rows
@@ -134,16 +126,27 @@ func leadingKeys(c any) (string, error) {
 // <name>Function.
 func ownKey(name string) string { return "secretsmanager:GetSecretValue on " + name + "CallKey" }
 
-// TestLeastPrivilege pins every role to exactly the calls its code makes.
+// TestLeastPrivilege pins every role to exactly the calls its code makes,
+// derived rather than listed: a tool function (the gateway's
+// MCPFN_TOOL_FUNCTIONS, checked against the catalog by
+// TestEveryToolHasAFunction) gets the table calls its handler can make
+// (dataGrants), its own audit rows and its own call key; the gateway and the
+// interceptor get what every tool function implies.
 func TestLeastPrivilege(t *testing.T) {
 	rt := raw(t)
-	want := map[string]map[string]bool{
-		"BroadcastCreateFunction": set(append([]string{"dynamodb:PutItem on BroadcastsTable", "dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastCreate")}, auditGrant("broadcast_create")...)...),
-		"BroadcastGetFunction":    set(append([]string{"dynamodb:GetItem on BroadcastsTable", ownKey("BroadcastGet")}, auditGrant("broadcast_get")...)...),
-		"BroadcastListFunction":   set(append([]string{"dynamodb:Query on BroadcastsTable/index/" + handlers.ChannelIndex, ownKey("BroadcastList")}, auditGrant("broadcast_list")...)...),
-		"BroadcastDeleteFunction": set(append([]string{"dynamodb:DeleteItem on BroadcastsTable", ownKey("BroadcastDelete")}, auditGrant("broadcast_delete")...)...),
-	}
+	data := dataGrants(t)
 	forwards := gatewayToolFunctions(t)
+	want := map[string]map[string]bool{}
+	for tool, fn := range forwards {
+		w := maps.Clone(data[tool])
+		if w == nil {
+			w = map[string]bool{} // no handler in the catalog: TestEveryToolHasAFunction says so
+		}
+		for _, g := range append(auditGrant(tool), ownKey(strings.TrimSuffix(fn, "Function"))) {
+			w[g] = true
+		}
+		want[fn] = w
+	}
 	// The gateway writes the audit row of a call no function saw (a
 	// throttle, a missing function): one PutItem, never a read.
 	gw := map[string]bool{"dynamodb:PutItem on AuditTable": true}
@@ -218,18 +221,14 @@ func TestCallerPolicyOnlyViaTheURL(t *testing.T) {
 // action on any data table.
 func TestReadOnlyToolsCannotWrite(t *testing.T) {
 	rt := raw(t)
-	targets := buildTargets(t)
-	byDir := map[string]string{}
-	for id, dir := range targets {
-		byDir[dir] = id
-	}
+	forwards := gatewayToolFunctions(t)
 	writes := []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "PartiQLInsert", "PartiQLUpdate", "PartiQLDelete"}
 	for _, tool := range handlers.Catalog() {
 		ann := tool.MCPTool().Annotations
 		if ann == nil || !ann.ReadOnlyHint {
 			continue
 		}
-		res, ok := rt.Resource(byDir[tool.Name()])
+		res, ok := rt.Resource(forwards[tool.Name()])
 		if !ok {
 			t.Errorf("tool %s has no function", tool.Name())
 			continue

@@ -3,12 +3,12 @@ package templatetest
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -127,48 +127,33 @@ func functionDirs(t *testing.T) []string {
 	return dirs
 }
 
-var (
-	buildTarget = regexp.MustCompile(`^build-([A-Za-z0-9]+):`)
-	buildsDir   = regexp.MustCompile(`lambda_build,\s*([a-z0-9_]+)\)|\./functions/([a-z0-9_]+)`)
-)
+// builtDir matches the package a `make -n build-<LogicalId>` recipe builds.
+var builtDir = regexp.MustCompile(`\./functions/([a-z0-9_]+)\s*$`)
 
-// buildTargets maps each sam build target of the Makefile — build-<LogicalId>
-// whose recipe writes into ARTIFACTS_DIR (through lambda_build), or whose
-// name is LogicalId-shaped — to the functions/ directory its recipe builds.
-// Other build-* targets (build-host, for the local stack) are not SAM's.
-func buildTargets(t *testing.T) map[string]string {
+// samBuilds asks make which functions/ directory `make build-<LogicalId>`
+// (what `sam build` runs for a function with BuildMethod makefile) builds,
+// for every function of template.yaml: logical id → directory. make -n
+// prints the recipe without running it. A function make cannot build maps
+// to "" and its reason is reported.
+func samBuilds(t *testing.T) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
-	if err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
 	}
-	targets := map[string]string{}
-	forSAM := map[string]bool{}
-	current := ""
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if m := buildTarget.FindStringSubmatch(line); m != nil {
-			current = m[1]
-			targets[current] = ""
-			forSAM[current] = unicode.IsUpper(rune(current[0]))
+	out := map[string]string{}
+	for _, id := range raw(t).LogicalIDs(serverlessFunction) {
+		cmd := exec.Command("make", "-n", "--no-print-directory", "build-"+id, "ARTIFACTS_DIR=/artifacts")
+		cmd.Dir = repoRoot(t)
+		recipe, err := cmd.CombinedOutput()
+		m := builtDir.FindStringSubmatch(strings.TrimSpace(string(recipe)))
+		if err != nil || m == nil {
+			t.Errorf("function %s: `make build-%s` (what sam build runs) builds no functions/<dir>: %v\n%s", id, id, err, recipe)
+			out[id] = ""
 			continue
 		}
-		if current != "" && strings.HasPrefix(line, "\t") {
-			if strings.Contains(line, "lambda_build") || strings.Contains(line, "ARTIFACTS_DIR") {
-				forSAM[current] = true
-			}
-			if m := buildsDir.FindStringSubmatch(line); m != nil && targets[current] == "" {
-				targets[current] = m[1] + m[2]
-			}
-			continue
-		}
-		current = ""
+		out[id] = m[1]
 	}
-	for name := range targets {
-		if !forSAM[name] {
-			delete(targets, name)
-		}
-	}
-	return targets
+	return out
 }
 
 // intrinsic returns v's intrinsic function and argument (long form).

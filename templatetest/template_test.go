@@ -3,6 +3,8 @@ package templatetest
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,42 +25,28 @@ func TestGoformationParsesTemplate(t *testing.T) {
 	}
 }
 
-// TestFunctionsResourcesAndBuildTargetsMatch: every functions/<dir> is built
-// by exactly one build-<LogicalId> target whose LogicalId is a function in
-// template.yaml, and every function resource has such a target and
-// directory.
+// TestFunctionsResourcesAndBuildTargetsMatch: every function of
+// template.yaml is built by `make build-<LogicalId>` (what sam build runs)
+// from a functions/<dir> of its own, and every functions/<dir> is some
+// function's.
 func TestFunctionsResourcesAndBuildTargetsMatch(t *testing.T) {
-	fns := typed(t).GetAllServerlessFunctionResources()
-	targets := buildTargets(t)
 	dirs := functionDirs(t)
-
 	built := map[string]string{} // dir → logical id
-	for id, dir := range targets {
+	for id, dir := range samBuilds(t) {
 		if dir == "" {
-			t.Errorf("Makefile target build-%s builds no ./functions/<dir>", id)
-			continue
+			continue // samBuilds reported it
 		}
-		if _, ok := fns[id]; !ok {
-			t.Errorf("Makefile target build-%s has no %s resource %s in template.yaml", id, serverlessFunction, id)
+		if !slices.Contains(dirs, dir) {
+			t.Errorf("build-%s builds functions/%s, which has no main.go", id, dir)
 		}
 		if other, dup := built[dir]; dup {
 			t.Errorf("functions/%s is built by both build-%s and build-%s", dir, other, id)
 		}
 		built[dir] = id
 	}
-	for id := range fns {
-		if _, ok := targets[id]; !ok {
-			t.Errorf("function %s has no build-%s target in the Makefile", id, id)
-		}
-	}
 	for _, dir := range dirs {
 		if _, ok := built[dir]; !ok {
-			t.Errorf("functions/%s has no build-<LogicalId> target (and so no function in template.yaml)", dir)
-		}
-	}
-	for dir, id := range built {
-		if !slices.Contains(dirs, dir) {
-			t.Errorf("build-%s builds functions/%s, which has no main.go", id, dir)
+			t.Errorf("functions/%s/main.go is no function's: add its %s resource to template.yaml (docs/guide/write-a-tool.md, step 3)", dir, serverlessFunction)
 		}
 	}
 }
@@ -67,36 +55,86 @@ func TestFunctionsResourcesAndBuildTargetsMatch(t *testing.T) {
 // function (functions/<tool>), which gets the data table, and the gateway
 // forwards the tool to that function.
 func TestEveryToolHasAFunction(t *testing.T) {
-	rt := raw(t)
-	targets := buildTargets(t)
-	byDir := map[string]string{}
-	for id, dir := range targets {
-		byDir[dir] = id
-	}
-	forwards := gatewayToolFunctions(t)
+	var names []string
 	for _, tool := range handlers.Catalog() {
-		name := tool.Name()
-		id, ok := byDir[name]
+		names = append(names, tool.Name())
+	}
+	for _, gap := range toolGaps(t, names) {
+		t.Error(gap)
+	}
+}
+
+// TestANewToolWithoutItsPiecesFails: a tool declared in the catalog but with
+// no main.go and no template resource yet is refused, each missing piece
+// named with where it goes.
+func TestANewToolWithoutItsPiecesFails(t *testing.T) {
+	var names []string
+	for _, tool := range handlers.Catalog() {
+		names = append(names, tool.Name())
+	}
+	gaps := strings.Join(toolGaps(t, append(names, "broadcast_count")), "\n")
+	for _, want := range []string{
+		"tool broadcast_count: no functions/broadcast_count/main.go",
+		"tool broadcast_count: the gateway does not forward it: template.yaml needs an AWS::Serverless::Function BroadcastCountFunction and broadcast_count=${BroadcastCountFunction} in GatewayFunction's MCPFN_TOOL_FUNCTIONS",
+	} {
+		if !strings.Contains(gaps, want) {
+			t.Errorf("the gaps of a new tool\n%s\ndo not say\n%s", gaps, want)
+		}
+	}
+	if strings.Contains(gaps, "broadcast_get") {
+		t.Errorf("gaps name a complete tool:\n%s", gaps)
+	}
+}
+
+// toolGaps lists what the catalog's tools (named) lack in functions/,
+// template.yaml and the Makefile, each with where to add it.
+func toolGaps(t *testing.T, tools []string) []string {
+	t.Helper()
+	rt := raw(t)
+	builds := samBuilds(t)
+	forwards := gatewayToolFunctions(t)
+	var gaps []string
+	for _, name := range tools {
+		if _, err := os.Stat(filepath.Join(repoRoot(t), "functions", name, "main.go")); err != nil {
+			gaps = append(gaps, fmt.Sprintf("tool %s: no functions/%s/main.go: its function's main binds the tool (docs/guide/write-a-tool.md, step 2)", name, name))
+		}
+		id, ok := forwards[name]
 		if !ok {
-			t.Errorf("tool %s: no function builds functions/%s", name, name)
+			want := logicalID(name)
+			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway does not forward it: template.yaml needs an %s %s and %s=${%s} in GatewayFunction's MCPFN_TOOL_FUNCTIONS (docs/guide/write-a-tool.md, step 3)", name, serverlessFunction, want, name, want))
 			continue
 		}
 		res, ok := rt.Resource(id)
 		if !ok || res.Type != serverlessFunction {
-			t.Errorf("tool %s: %s is not a function in template.yaml", name, id)
+			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway forwards it to %s, which is not an %s in template.yaml", name, id, serverlessFunction))
 			continue
 		}
-		if got := forwards[name]; got != id {
-			t.Errorf("tool %s: gateway forwards it to %q, want %s", name, got, id)
+		if dir := builds[id]; dir != name {
+			gaps = append(gaps, fmt.Sprintf("tool %s: its function %s builds functions/%s, want functions/%s", name, id, dir, name))
 		}
 		env := envOf(res.Properties)
 		if ref(env[handlers.TableEnv]) != "BroadcastsTable" {
-			t.Errorf("tool %s: %s is %v, want !Ref BroadcastsTable", name, handlers.TableEnv, env[handlers.TableEnv])
+			gaps = append(gaps, fmt.Sprintf("tool %s: %s is %v, want !Ref BroadcastsTable", name, handlers.TableEnv, env[handlers.TableEnv]))
 		}
 	}
-	if len(forwards) != len(handlers.Catalog()) {
-		t.Errorf("gateway forwards %d tools (%v), the catalog has %d", len(forwards), slices.Sorted(maps.Keys(forwards)), len(handlers.Catalog()))
+	for _, name := range slices.Sorted(maps.Keys(forwards)) {
+		if !slices.Contains(tools, name) {
+			gaps = append(gaps, fmt.Sprintf("the gateway forwards %s to %s, but the catalog declares no such tool", name, forwards[name]))
+		}
 	}
+	return gaps
+}
+
+// logicalID is the template's name for a tool's function:
+// broadcast_create → BroadcastCreateFunction.
+func logicalID(tool string) string {
+	var b strings.Builder
+	for part := range strings.SplitSeq(tool, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String() + "Function"
 }
 
 // gatewayToolFunctions parses GatewayFunction's MCPFN_TOOL_FUNCTIONS

@@ -43,11 +43,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/localtest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // options of one run.
@@ -381,10 +381,10 @@ func (e *envelopes) next(f flavour) ([]byte, func([]byte) error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	payload, err := json.Marshal(adapter.Envelope{
-		Version: adapter.EnvelopeVersion, CallID: callID, CallToken: tok,
-		Params: adapter.EnvelopeParams{Name: echoTool, Arguments: args},
-		MCP:    adapter.EnvelopeMCP{Method: "tools/call", ProtocolVersion: "2025-06-18"},
+	payload, err := json.Marshal(wire.Envelope{
+		Version: wire.EnvelopeVersion, CallID: callID, CallToken: tok,
+		Params: wire.EnvelopeParams{Name: echoTool, Arguments: args},
+		MCP:    wire.EnvelopeMCP{Method: "tools/call", ProtocolVersion: "2025-06-18"},
 	})
 	if err != nil {
 		return nil, nil, err

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
-)
 
-// TraceHeaderKey is the context key aws-lambda-go stores the invocation's
-// Lambda-Runtime-Trace-Id under (a plain string, as the runtime sets it).
-const TraceHeaderKey = "x-amzn-trace-id"
+	"github.com/mcpfn/mcpfn/wire"
+)
 
 // Invocation describes one invocation as the Runtime API delivers it.
 type Invocation struct {
@@ -46,6 +44,6 @@ func Context(parent context.Context, inv Invocation) (ctx context.Context, cance
 	}
 	ctx = lambdacontext.NewContext(ctx, lc)
 	//lint:ignore SA1029 the plain string key is the one aws-lambda-go itself sets
-	ctx = context.WithValue(ctx, TraceHeaderKey, inv.Trace)
+	ctx = context.WithValue(ctx, wire.TraceHeaderKey, inv.Trace)
 	return ctx, cancel
 }

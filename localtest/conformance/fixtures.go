@@ -59,7 +59,7 @@ type none struct{}
 
 // blocks defines a no-argument, read-only tool answering with fixed content.
 func blocks(name, description string, content func() []adapter.Block) *adapter.Tool {
-	return adapter.MustDefineContent(adapter.ToolDef[none, adapter.Content]{
+	return adapter.MustDefine(adapter.ToolDef[none, adapter.Content]{
 		Name:        name,
 		Description: description,
 		ReadOnly:    true,
@@ -112,7 +112,7 @@ func MixedContent() *adapter.Tool {
 // Error always fails with a tool error (isError: true), the way a handler
 // reports a failure the model should read.
 func Error() *adapter.Tool {
-	return adapter.MustDefineContent(adapter.ToolDef[none, adapter.Content]{
+	return adapter.MustDefine(adapter.ToolDef[none, adapter.Content]{
 		Name:        ToolError,
 		Description: "Always fails with a tool error.",
 		ReadOnly:    true,
@@ -156,7 +156,7 @@ func JSONSchema2020() *adapter.Tool {
 	if err := json.Unmarshal([]byte(jsonSchema2020), &s); err != nil {
 		panic(fmt.Sprintf("conformance: %s schema: %v", ToolJSONSchema2020, err))
 	}
-	return adapter.MustDefineContent(adapter.ToolDef[map[string]any, adapter.Content]{
+	return adapter.MustDefine(adapter.ToolDef[map[string]any, adapter.Content]{
 		Name:        ToolJSONSchema2020,
 		Description: "Tool with JSON Schema 2020-12 features",
 		ReadOnly:    true,
@@ -188,7 +188,7 @@ func HeaderParam() *adapter.Tool {
 	type in struct {
 		Region string `json:"region"`
 	}
-	return adapter.MustDefineContent(adapter.ToolDef[in, adapter.Content]{
+	return adapter.MustDefine(adapter.ToolDef[in, adapter.Content]{
 		Name:        ToolHeaderParam,
 		Description: "Echoes its region argument, which clients also send as the Mcp-Param-Region header.",
 		ReadOnly:    true,

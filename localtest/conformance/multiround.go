@@ -48,7 +48,7 @@ var listRoots = adapter.InputRequest{Method: "roots/list", Params: map[string]an
 // multiRound defines a no-argument fixture whose handler sees the call's
 // input responses and request state.
 func multiRound(name, description string, h func(c *adapter.Call) (adapter.Content, error)) *adapter.Tool {
-	return adapter.MustDefineContent(adapter.ToolDef[none, adapter.Content]{
+	return adapter.MustDefine(adapter.ToolDef[none, adapter.Content]{
 		Name:        name,
 		Description: description,
 		Handler: func(_ context.Context, c *adapter.Call, _ none) (adapter.Content, error) {

@@ -1,16 +1,20 @@
-package adapter
+package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// EnvelopeVersion is the version of the mcpfn envelope this adapter writes and
-// reads. A function answers any other version with BAD_REQUEST naming the
-// versions it accepts: it never guesses at a newer format.
+	"github.com/mcpfn/mcpfn/calltoken"
+)
+
+// EnvelopeVersion is the version of the mcpfn envelope this module writes
+// and reads. A function answers any other version with BAD_REQUEST naming
+// the versions it accepts: it never guesses at a newer format. Only the JSON
+// string "1" is version 1; a number that prints the same is refused.
 const EnvelopeVersion = "1"
 
 // Envelope is the payload the mcpfn gateway sends to a tool function. It
 // travels in the payload, not the client context (limited to 3,583 bytes and
 // dropped by `sam local`), so `sam local invoke -e event.json` works with it.
-// The schema is documented in docs/envelope.md.
 type Envelope struct {
 	// Version is "1". Its presence (the key "mcpfn") marks the payload as an
 	// envelope.
@@ -28,7 +32,7 @@ type Envelope struct {
 	// ClaimedCaller is a caller named in the payload itself. It is never
 	// identity: a function records it in the audit row as unverified, and
 	// nothing else. (Envelopes before call tokens carried the caller here.)
-	ClaimedCaller *Identity `json:"caller,omitempty"`
+	ClaimedCaller *calltoken.Identity `json:"caller,omitempty"`
 	// SessionID is the Mcp-Session-Id header, if the client sent one: caller
 	// data, never identity.
 	SessionID string `json:"sessionId,omitempty"`
@@ -67,18 +71,39 @@ type EnvelopeResponse struct {
 	Error   *RPCError       `json:"error,omitempty"`
 }
 
-// RPCError is a JSON-RPC 2.0 error object.
-type RPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+// Era is the MCP protocol era of a request.
+type Era string
+
+const (
+	// EraModern is 2026-07-28 and later: every request carries its protocol
+	// version and client info in _meta.
+	EraModern Era = "modern"
+	// EraLegacy is the initialize-era versions (2024-11-05 … 2025-11-25).
+	EraLegacy Era = "legacy"
+	// EraUnknown is a call whose transport does not say (AgentCore Gateway
+	// passes the arguments only).
+	EraUnknown Era = ""
+)
+
+// ModernProtocolVersion is the first protocol version of the modern era.
+const ModernProtocolVersion = "2026-07-28"
+
+// EraOf classifies an MCP protocol version. Versions compare as dates.
+func EraOf(protocolVersion string) Era {
+	if protocolVersion == "" {
+		return EraUnknown
+	}
+	if protocolVersion >= ModernProtocolVersion {
+		return EraModern
+	}
+	return EraLegacy
 }
 
-// JSON-RPC error codes the adapter uses.
-const (
-	RPCParseError     = -32700
-	RPCInvalidRequest = -32600
-	RPCMethodNotFound = -32601
-	RPCInvalidParams  = -32602
-	RPCInternalError  = -32603
-)
+// ClientInfo is the MCP client's self-reported name and version. It is
+// attribution only: anyone can send any value, so it is never identity,
+// authorization, tenant or a rate-limit key.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}

@@ -1,0 +1,124 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/mcpfn/mcpfn/wire"
+)
+
+// Invoke handles one Lambda invocation. It never returns an error: every
+// failure is answered in the format the caller spoke, so a malformed payload
+// is a clear result and an audit row rather than a Lambda function error.
+func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	started := time.Now()
+	lc, _ := lambdacontext.FromContext(ctx)
+	inv := decodeInvocation(payload, lc, f.opts.limits)
+	cold := !f.warmed.Swap(true) && processCold.Swap(false)
+
+	if !inv.batch {
+		out := f.encode(inv.calls[0], f.serve(ctx, inv.calls[0], 0, lc, cold, started))
+		if out == nil {
+			// A notification has no response; Lambda still needs a body.
+			return []byte("null"), nil
+		}
+		return out, nil
+	}
+	// A batch's calls run concurrently, each in its own Call and context.
+	resps := make([]json.RawMessage, len(inv.calls))
+	var wg sync.WaitGroup
+	for i, d := range inv.calls {
+		wg.Go(func() {
+			resps[i] = f.encode(d, f.serve(ctx, d, i, lc, cold && i == 0, started))
+		})
+	}
+	wg.Wait()
+	out := make([]json.RawMessage, 0, len(resps))
+	for _, r := range resps {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		// A batch of notifications only has no response body.
+		return []byte("null"), nil
+	}
+	return json.Marshal(out)
+}
+
+// processCold is true until the first invocation of this process.
+var processCold atomic.Bool
+
+func init() { processCold.Store(true) }
+
+// response is one call's answer before it is put in the caller's format.
+type response struct {
+	result json.RawMessage // a CallToolResult (or a tools/list / initialize result)
+	rpcErr *wire.RPCError
+	callID string
+}
+
+// serve answers one decoded call.
+func (f *Function) serve(ctx context.Context, d *decoded, index int, lc *lambdacontext.LambdaContext, cold bool, started time.Time) response {
+	if d.source == SourceJSONRPC && d.err == nil && d.method != "tools/call" {
+		return f.serveProtocol(d)
+	}
+	return f.runCall(ctx, d, index, lc, cold, started)
+}
+
+// serveProtocol answers the JSON-RPC methods that are not tool calls. They
+// leave no audit row: nothing was called.
+func (f *Function) serveProtocol(d *decoded) response {
+	switch d.method {
+	case "tools/list":
+		b, _ := json.Marshal(map[string]any{"tools": []any{f.tool.MCPTool()}})
+		return response{result: b}
+	case "initialize":
+		b, _ := json.Marshal(map[string]any{
+			"protocolVersion": "2025-11-25",
+			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"serverInfo":      map[string]any{"name": "mcpfn/" + f.tool.name, "version": "1"},
+		})
+		return response{result: b}
+	case "ping":
+		return response{result: json.RawMessage(`{}`)}
+	}
+	if d.isNotify {
+		return response{}
+	}
+	return response{rpcErr: &wire.RPCError{Code: wire.RPCMethodNotFound, Message: "method not found: " + d.method +
+		"; this function answers tools/call, tools/list, initialize and ping"}}
+}
+
+// encode puts a response in the caller's format. It returns nil for a
+// JSON-RPC notification.
+func (f *Function) encode(d *decoded, r response) json.RawMessage {
+	var v any
+	switch d.source {
+	case SourceEnvelope:
+		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr}
+	case SourceAgentCore:
+		if r.rpcErr != nil {
+			// AgentCore expects a CallToolResult; a protocol failure
+			// becomes an error result.
+			v = errorResult(NewError(CodeBadRequest, r.rpcErr.Message))
+		} else {
+			v = r.result
+		}
+	default: // JSON-RPC, and payloads in no format (answered as JSON-RPC)
+		if d.isNotify && d.err == nil {
+			return nil
+		}
+		v = wire.NewRPCResponse(d.rpcID, r.result, r.rpcErr)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = wire.RPCErrorJSON(nil, wire.RPCInternalError, "the result could not be encoded")
+	}
+	return b
+}

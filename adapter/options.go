@@ -1,0 +1,111 @@
+package adapter
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/mcpfn/mcpfn/calltoken"
+)
+
+// Limits bound what one invocation may cost. Exceeding one is a clear error
+// result and an audit row, never a panic or a hang.
+type Limits struct {
+	// MaxPayloadBytes caps the whole payload (Lambda's own synchronous
+	// limit is 6 MB).
+	MaxPayloadBytes int
+	// MaxArgumentBytes caps a call's arguments (after BeforeToolCall).
+	MaxArgumentBytes int
+	// MaxDepth caps JSON nesting of the payload and the arguments.
+	MaxDepth int
+	// MaxBatch caps the requests of one JSON-RPC batch.
+	MaxBatch int
+	// MaxIssues caps the validation issues returned to the caller. The
+	// schema validator stops at the first failure, so an answer holds one
+	// issue (path, keyword, message, and the value only when safe to show).
+	MaxIssues int
+}
+
+// DefaultLimits returns the limits used unless [WithLimits] says otherwise:
+// a 6 MiB payload, 2 MiB of arguments, 64 levels of nesting, 100 requests
+// in a batch, 20 validation issues. Each call returns a fresh value, so no
+// caller can change another's defaults.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxPayloadBytes:  6 << 20,
+		MaxArgumentBytes: 2 << 20,
+		MaxDepth:         64,
+		MaxBatch:         100,
+		MaxIssues:        20,
+	}
+}
+
+// DefaultReserve is how long before the Lambda deadline a call's context ends,
+// leaving time to answer and write the audit row.
+const DefaultReserve = 500 * time.Millisecond
+
+type options struct {
+	hooks          []Hooks
+	reserve        time.Duration
+	credentials    CredentialProvider
+	auditor        Recorder
+	auditAt        int // where in hooks the audit hook set goes
+	logger         *slog.Logger
+	limits         Limits
+	teardownScopes []TeardownScope
+	stateKey       []byte
+	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
+	verifier       *calltoken.Verifier
+}
+
+// Option configures a [Function].
+type Option func(*options)
+
+// WithHooks adds hook sets. See [Hooks] for the order they run in.
+func WithHooks(h ...Hooks) Option { return func(o *options) { o.hooks = append(o.hooks, h...) } }
+
+// WithReserve sets how long before the Lambda deadline the call's context
+// ends (default 500 ms).
+func WithReserve(d time.Duration) Option { return func(o *options) { o.reserve = d } }
+
+// WithCredentials attaches the provider that resolves the tool's credential
+// needs. Without one, every credential request fails closed.
+func WithCredentials(p CredentialProvider) Option { return func(o *options) { o.credentials = p } }
+
+// WithAuditor records every call with r through the audit hook set, which
+// takes its place among the hook sets where this option is given, like any
+// [WithHooks]. [Start] gives it first, with an *audit.Auditor from the
+// environment when MCPFN_AUDIT_TABLE is set: its AfterToolCall then runs
+// last and its row carries every other set's dimensions.
+func WithAuditor(r Recorder) Option {
+	return func(o *options) { o.auditor, o.auditAt = r, len(o.hooks) }
+}
+
+// WithLogger sets the logger for swallowed hook failures (default: JSON to
+// stderr, which Lambda sends to CloudWatch Logs).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithLimits replaces [DefaultLimits]; zero fields keep their default.
+func WithLimits(l Limits) Option {
+	return func(o *options) {
+		if l.MaxPayloadBytes > 0 {
+			o.limits.MaxPayloadBytes = l.MaxPayloadBytes
+		}
+		if l.MaxArgumentBytes > 0 {
+			o.limits.MaxArgumentBytes = l.MaxArgumentBytes
+		}
+		if l.MaxDepth > 0 {
+			o.limits.MaxDepth = l.MaxDepth
+		}
+		if l.MaxBatch > 0 {
+			o.limits.MaxBatch = l.MaxBatch
+		}
+		if l.MaxIssues > 0 {
+			o.limits.MaxIssues = l.MaxIssues
+		}
+	}
+}
+
+// withEnvironmentTeardown is set by Start, which receives SIGTERM.
+func withEnvironmentTeardown() Option {
+	return func(o *options) { o.teardownScopes = append(o.teardownScopes, TeardownEnvironment) }
+}
