@@ -68,13 +68,14 @@ const (
 	bareFn      = "BenchBare"
 	offFn       = "BenchMcpfnAuditOff"
 	onFn        = "BenchMcpfnAuditOn"
-	noXRayOffFn = "BenchMcpfnNoXRaySDK"
-	noXRayOnFn  = "BenchMcpfnNoXRaySDKAuditOn"
+	tracedOffFn = "BenchMcpfnTracingSDKs"
+	tracedOnFn  = "BenchMcpfnTracingSDKsAuditOn"
 
 	echoPkg    = "./bench/lambda/mcpfn_echo"
 	echoTool   = "echo"
 	keySecret  = "BenchEchoCallKey"
-	noXRaySDK  = "mcpfn_noxraysdk"
+	xraySDK    = "mcpfn_xraysdk" // build tags of the tracing SDKs
+	otelSDK    = "mcpfn_otel"
 	maxRSSMiB  = 24
 	invokeWait = 30 * time.Second
 )
@@ -83,8 +84,10 @@ var flavours = []flavour{
 	{name: bareFn, label: "bare aws-lambda-go", pkg: "./localtest/internal/bare"},
 	{name: offFn, label: "mcpfn, audit off", pkg: echoPkg, mcpfn: true},
 	{name: onFn, label: "mcpfn, audit on (DynamoDB Local)", pkg: echoPkg, mcpfn: true, audit: true},
-	{name: noXRayOffFn, label: "mcpfn `" + noXRaySDK + "`, audit off", pkg: echoPkg, tags: []string{noXRaySDK}, mcpfn: true},
-	{name: noXRayOnFn, label: "mcpfn `" + noXRaySDK + "`, audit on", pkg: echoPkg, tags: []string{noXRaySDK}, mcpfn: true, audit: true},
+	{name: tracedOffFn, label: "mcpfn `" + xraySDK + "," + otelSDK + "`, audit off", pkg: echoPkg, tags: []string{xraySDK, otelSDK}, mcpfn: true},
+	{name: tracedOnFn, label: "mcpfn `" + xraySDK + "," + otelSDK + "`, audit on", pkg: echoPkg, tags: []string{xraySDK, otelSDK}, mcpfn: true, audit: true},
+	{name: "BenchMcpfnXRaySDK", label: "mcpfn `" + xraySDK + "`, audit off", pkg: echoPkg, tags: []string{xraySDK}, mcpfn: true},
+	{name: "BenchMcpfnOTel", label: "mcpfn `" + otelSDK + "`, audit off", pkg: echoPkg, tags: []string{otelSDK}, mcpfn: true},
 }
 
 func main() {
@@ -433,11 +436,11 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 		}
 		fmt.Fprintf(out, "| %s | %.2f%s | ≤ %g%s | %s |\n", b.what, b.got, b.unit, b.limit, b.unit, verdict)
 	}
-	noOff, noOn := r(noXRayOffFn), r(noXRayOnFn)
+	sdkOff, sdkOn := r(tracedOffFn), r(tracedOnFn)
 	fmt.Fprint(out, "\nfor reference (no bound):\n\n")
 	fmt.Fprintf(out, "- peak RSS / bare: audit off %.2f×, audit on %.2f×\n", float64(off.rss)/float64(bare.rss), float64(on.rss)/float64(bare.rss))
-	fmt.Fprintf(out, "- %s: cold start audit off / bare %.2f×, audit on / bare %.2f×; warm p50 audit on / audit off %.2f×\n", noXRaySDK,
-		ratio(noOff.coldMedian(), bare.coldMedian()), ratio(noOn.coldMedian(), bare.coldMedian()), ratio(pct(noOn.warm, 50), pct(noOff.warm, 50)))
+	fmt.Fprintf(out, "- %s,%s: cold start audit off / bare %.2f×, audit on / bare %.2f×; warm p50 audit on / audit off %.2f×\n", xraySDK, otelSDK,
+		ratio(sdkOff.coldMedian(), bare.coldMedian()), ratio(sdkOn.coldMedian(), bare.coldMedian()), ratio(pct(sdkOn.warm, 50), pct(sdkOff.warm, 50)))
 	fmt.Fprintf(out, "- bootstrap: built with `make build`'s flags (-trimpath -tags lambda.norpc -ldflags='-s -w -buildid='), CGO_ENABLED=0, for %s/%s\n", runtime.GOOS, runtime.GOARCH)
 }
 
