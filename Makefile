@@ -40,10 +40,16 @@ test: deps vet staticcheck test-go
 
 # The packages with concurrency run under the race detector (once: not
 # again without it); the rest run plainly. Committed fuzz corpora run as
-# ordinary tests in both.
-RACE_PKGS := ./adapter/ ./audit/ ./calltoken/ ./gateway/ ./localtest/
+# ordinary tests in both. The default build is lite (docs/tracing.md): the
+# local stack's tests run in the tracing flavour (TRACING_TAGS: its OTLP
+# end-to-end tests need OpenTelemetry in the functions and the gateway), and
+# the emitters' packages once more with both SDKs linked.
+RACE_PKGS := ./adapter/ ./audit/ ./calltoken/ ./gateway/
+TRACING_TAGS := mcpfn_xraysdk,mcpfn_otel
 test-go:
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	$(GO) test -race -count=1 -timeout 20m -tags $(TRACING_TAGS) ./localtest/
+	$(GO) test -count=1 -timeout 20m -tags $(TRACING_TAGS) ./audit/ ./gateway/
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -E '/mcpfn/(adapter|audit|calltoken|gateway|localtest)$$')
 
 ## fuzz: every native fuzz target for FUZZTIME each (default 1m), e.g.
@@ -62,9 +68,11 @@ fuzz:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags $(TRACING_TAGS) ./audit/ ./gateway/ ./localtest/
 
 staticcheck:
 	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags $(TRACING_TAGS) ./audit/ ./gateway/ ./localtest/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
