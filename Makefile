@@ -3,7 +3,12 @@
 
 SHELL := /bin/bash
 GO ?= go
-GOFLAGS_LAMBDA := -trimpath -tags lambda.norpc -ldflags='-s -w -buildid='
+# BUILD_TAGS picks the functions' build flavour for `make build` and
+# `sam build` (from the environment too), e.g. BUILD_TAGS=mcpfn_otel;
+# default: the lite build (docs/tracing.md).
+BUILD_TAGS ?=
+comma := ,
+GOFLAGS_LAMBDA = -trimpath -tags lambda.norpc$(if $(BUILD_TAGS),$(comma)$(BUILD_TAGS)) -ldflags='-s -w -buildid='
 NODE_TOOLS := tools/node
 
 .PHONY: all test test-go lint vet staticcheck bench bench-lambda local build deps node-deps browser-deps fmt validate-template
