@@ -1,6 +1,10 @@
 package taskstore
 
-import "context"
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
 
 // Claim binds a working task to one function run and returns the task with
 // Attempts incremented. runID is the Lambda request id of the run.
@@ -16,5 +20,22 @@ import "context"
 // After tasks/update resumes a task the holder is cleared, so the next
 // round's run (a new request id) can claim it.
 func (s *Store) Claim(ctx context.Context, id, runID string) (*Task, error) {
-	return nil, errUnimplemented
+	if id == "" {
+		return nil, ErrNotFound
+	}
+	now := s.now()
+	it, err := s.apply(ctx, update{
+		id:   id,
+		expr: "SET #runId = :run, #attempts = if_not_exists(#attempts, :zero) + :one, #version = #version + :one",
+		cond: "#status = :working AND #expiresAt > :now AND (attribute_not_exists(#runId) OR #runId = :run)",
+		values: stamp(now, map[string]types.AttributeValue{
+			":run":     str(runID),
+			":zero":    num(0),
+			":working": str(string(StatusWorking)),
+		}),
+	})
+	if err != nil {
+		return nil, whyNotWorking(err, now)
+	}
+	return it.task()
 }

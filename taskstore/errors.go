@@ -25,5 +25,3 @@ var (
 	// failed; [Store.Create] returns it without writing.
 	ErrTooLarge = errors.New("taskstore: value too large for a task item")
 )
-
-var errUnimplemented = errors.New("taskstore: not implemented yet")

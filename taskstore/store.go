@@ -44,6 +44,9 @@ type Store struct {
 	client Client
 	table  string
 	opts   Options
+	// afterPoll, when set (tests), runs after every poll of Watch and
+	// WatchCall.
+	afterPoll func()
 }
 
 // New returns a store on table.

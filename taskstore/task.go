@@ -55,7 +55,8 @@ type Task struct {
 	Error *RPCError
 
 	// RunID is the run (the Lambda request id) that claimed the task;
-	// Attempts counts claims, so a value above 1 means a retried run.
+	// Attempts counts its claims, so a value above 1 means a retried run.
+	// Both start afresh with each round of a multi-round task.
 	RunID    string
 	Attempts int
 	// Version increases with every write.
