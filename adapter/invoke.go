@@ -35,7 +35,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	inv := decodeInvocation(payload, lc, f.opts.limits)
 	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
 		out, _ := f.answer(ctx, inv, lc, started)
-		return jsonBody{bytes.NewReader(out)}
+		return jsonBody{r: bytes.NewReader(out)}
 	}
 	pr, pw := io.Pipe()
 	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
@@ -45,7 +45,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 		defer func() { pw.CloseWithError(w.Final(out)) }()
 		out, _ = f.answer(ctx, inv, lc, started)
 	}()
-	return ndjsonBody{pr}
+	return ndjsonBody{r: pr}
 }
 
 // Streaming is the function as Start hands it to aws-lambda-go: a handler
@@ -59,14 +59,17 @@ func (f *Function) Streaming() func(context.Context, json.RawMessage) (io.Reader
 	}
 }
 
-// jsonBody and ndjsonBody tell the runtime their content type.
+// jsonBody and ndjsonBody tell the runtime their content type. Neither has
+// an exported field: aws-lambda-go streams a reader whose JSON is "{}".
 type (
-	jsonBody   struct{ io.Reader }
-	ndjsonBody struct{ io.Reader }
+	jsonBody   struct{ r io.Reader }
+	ndjsonBody struct{ r io.Reader }
 )
 
-func (jsonBody) ContentType() string   { return "application/json" }
-func (ndjsonBody) ContentType() string { return "application/x-ndjson" }
+func (b jsonBody) Read(p []byte) (int, error)   { return b.r.Read(p) }
+func (b ndjsonBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (jsonBody) ContentType() string            { return "application/json" }
+func (ndjsonBody) ContentType() string          { return "application/x-ndjson" }
 
 // answer serves an invocation's calls and encodes their answer.
 func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {
