@@ -205,7 +205,10 @@ func TestDestructiveTaskRetryIsNotRerun(t *testing.T) {
 	fn := newFunction(widgetTool(t, taskOptional, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
 		d.Destructive, d.Idempotent = true, false
 		h := d.Handler
-		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) { ran = true; return h(ctx, c, in) }
+		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
+			ran = true
+			return h(ctx, c, in)
+		}
 	}), adapter.WithTaskStore(st), adapter.WithAuditor(rows), quietLogger())
 	args := mustJSON(t, widgetIn{EntityID: "w-9"})
 	task := newTask(t, st, "widget_update", "c-retry", args)
