@@ -57,6 +57,9 @@ func (s *Store) poll(ctx context.Context, interval time.Duration, stop func(cont
 			if s.afterPoll != nil {
 				s.afterPoll()
 			}
+			if ctx.Err() != nil {
+				return // the handler ended first: nothing to cancel
+			}
 			if stopped {
 				close(done)
 				return
