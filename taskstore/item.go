@@ -38,23 +38,16 @@ type item struct {
 	MarkedAt int64 `dynamodbav:"markedAt,omitempty"`
 }
 
-// Attribute names, for expressions.
+// The TasksTable's hash key (type S) and TTL attribute, as template.yaml
+// must declare them; templatetest checks it does.
 const (
-	attrID            = "taskId"
-	attrOwner         = "owner"
-	attrStatus        = "status"
-	attrStatusMessage = "statusMessage"
-	attrLastUpdatedAt = "lastUpdatedAt"
-	attrExpiresAt     = "expiresAt"
-	attrInputRequests = "inputRequests"
-	attrRequestState  = "requestState"
-	attrAnswered      = "answered"
-	attrResult        = "result"
-	attrError         = "error"
-	attrRunID         = "runId"
-	attrAttempts      = "attempts"
-	attrVersion       = "version"
+	KeyAttribute = "taskId"
+	TTLAttribute = "expiresAt"
 )
+
+// attrID is the table's key. Expressions name the other attributes as
+// #name, after the dynamodbav tags above (see attributeNames).
+const attrID = KeyAttribute
 
 // expired reports whether an item with expiresAt (epoch seconds) is past
 // its lifetime at now. Conditions use the same rule: expiresAt > now.
