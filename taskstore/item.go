@@ -13,8 +13,10 @@ import (
 // epoch milliseconds, except expiresAt, the TTL attribute, which DynamoDB
 // wants in epoch seconds.
 type item struct {
-	TaskID         string `dynamodbav:"taskId"`
-	Owner          string `dynamodbav:"owner,omitempty"`
+	TaskID string `dynamodbav:"taskId"`
+	// Owner is always written, even empty: conditions compare it, and an
+	// absent attribute would fail "#owner = :owner" for the empty owner.
+	Owner          string `dynamodbav:"owner"`
 	Tool           string `dynamodbav:"tool,omitempty"`
 	Function       string `dynamodbav:"function,omitempty"`
 	CallID         string `dynamodbav:"callId,omitempty"`

@@ -12,8 +12,8 @@ import (
 // returned channel once the task is cancelled (or gone: expired or
 // deleted). It stops polling, without closing, when ctx ends: run it only
 // while a handler runs, with the handler's context. Read errors are
-// retried at the next tick. Each poll is one strongly consistent read of
-// two small attributes (1 read request unit).
+// retried at the next tick. Each poll is one strongly consistent read,
+// billed on the whole item (1 read unit per 4 KB), projection or not.
 func (s *Store) Watch(ctx context.Context, id string, interval time.Duration) <-chan struct{} {
 	return s.poll(ctx, interval, func(ctx context.Context) bool {
 		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
