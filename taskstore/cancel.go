@@ -14,9 +14,6 @@ import (
 // cancellation through [Store.Watch]; its Finish then fails with
 // [ErrCancelled] and the task stays cancelled.
 func (s *Store) Cancel(ctx context.Context, owner, id string) error {
-	if id == "" {
-		return ErrNotFound
-	}
 	now := s.now()
 	_, err := s.apply(ctx, update{
 		id:   id,

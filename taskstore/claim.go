@@ -20,8 +20,8 @@ import (
 // After tasks/update resumes a task the holder is cleared, so the next
 // round's run (a new request id) can claim it.
 func (s *Store) Claim(ctx context.Context, id, runID string) (*Task, error) {
-	if id == "" {
-		return nil, ErrNotFound
+	if runID == "" {
+		return nil, errNoRunID
 	}
 	now := s.now()
 	it, err := s.apply(ctx, update{

@@ -16,6 +16,9 @@ import (
 // billed on the whole item (1 read unit per 4 KB), projection or not.
 func (s *Store) Watch(ctx context.Context, id string, interval time.Duration) <-chan struct{} {
 	return s.poll(ctx, interval, func(ctx context.Context) bool {
+		if !validID(id) {
+			return true // no such task: gone
+		}
 		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName:                aws.String(s.table),
 			Key:                      key(id),

@@ -33,6 +33,9 @@ func (e *errCondition) Error() string { return "taskstore: conditional write los
 // returns an *errCondition carrying the item as DynamoDB saw it, which the
 // caller classifies (see whyNotWorking).
 func (s *Store) apply(ctx context.Context, u update) (*item, error) {
+	if !validID(u.id) {
+		return nil, &errCondition{} // as if there were no such item
+	}
 	names := attributeNames(u.expr, u.cond)
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
