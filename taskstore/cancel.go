@@ -17,7 +17,7 @@ func (s *Store) Cancel(ctx context.Context, owner, id string) error {
 	now := s.now()
 	_, err := s.apply(ctx, update{
 		id:   id,
-		expr: "SET #status = :cancelled, #lastUpdatedAt = :nowMs, #version = #version + :one",
+		expr: "SET #status = :cancelled, " + touched,
 		cond: "#owner = :owner AND #status IN (:working, :inputRequired) AND #expiresAt > :now",
 		values: stamp(now, map[string]types.AttributeValue{
 			":cancelled":     str(string(StatusCancelled)),

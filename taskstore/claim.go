@@ -23,19 +23,14 @@ func (s *Store) Claim(ctx context.Context, id, runID string) (*Task, error) {
 	if runID == "" {
 		return nil, errNoRunID
 	}
-	now := s.now()
-	it, err := s.apply(ctx, update{
-		id:   id,
-		expr: "SET #runId = :run, #attempts = if_not_exists(#attempts, :zero) + :one, #version = #version + :one",
-		cond: "#status = :working AND #expiresAt > :now AND (attribute_not_exists(#runId) OR #runId = :run)",
-		values: stamp(now, map[string]types.AttributeValue{
-			":run":     str(runID),
-			":zero":    num(0),
-			":working": str(string(StatusWorking)),
-		}),
-	})
+	it, err := s.applyWhileWorking(ctx, update{
+		id:     id,
+		expr:   "SET #runId = :run, #attempts = if_not_exists(#attempts, :zero) + :one, #version = #version + :one",
+		cond:   "#status = :working AND #expiresAt > :now AND (attribute_not_exists(#runId) OR #runId = :run)",
+		values: map[string]types.AttributeValue{":zero": num(0)},
+	}, runID)
 	if err != nil {
-		return nil, whyNotWorking(err, now)
+		return nil, err
 	}
 	return it.task()
 }

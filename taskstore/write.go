@@ -63,6 +63,29 @@ func (s *Store) apply(ctx context.Context, u update) (*item, error) {
 	return decodeItem(out.Attributes)
 }
 
+// Expression parts the state transitions share.
+const (
+	// heldByRun: the task is working, held by :run, and alive.
+	heldByRun = "#status = :working AND #runId = :run AND #expiresAt > :now"
+	// touched: a visible change of the task.
+	touched = "#lastUpdatedAt = :nowMs, #version = #version + :one"
+)
+
+// applyWhileWorking runs u, which requires a working task, with the clock,
+// :working and :run (runID) among its values, and turns a refusal into
+// the error the API documents.
+func (s *Store) applyWhileWorking(ctx context.Context, u update, runID string) (*item, error) {
+	now := s.now()
+	u.values[":working"] = str(string(StatusWorking))
+	u.values[":run"] = str(runID)
+	u.values = stamp(now, u.values)
+	it, err := s.apply(ctx, u)
+	if err != nil {
+		return nil, whyNotWorking(err, now)
+	}
+	return it, nil
+}
+
 // whyNotWorking turns a lost write that required "working, held by runID"
 // into the error the API documents.
 func whyNotWorking(err error, now time.Time) error {
