@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -42,7 +43,15 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	inv.calls[0].frames = w
 	go func() {
 		var out []byte
-		defer func() { pw.CloseWithError(w.Final(out)) }()
+		defer func() {
+			if p := recover(); p != nil {
+				// As the runtime reports a handler's panic: a function
+				// error (here, the stream's error trailer), not a crash.
+				pw.CloseWithError(fmt.Errorf("mcpfn: the invocation panicked: %v", p))
+				return
+			}
+			pw.CloseWithError(w.Final(out))
+		}()
 		out, _ = f.answer(ctx, inv, lc, started)
 	}()
 	return ndjsonBody{r: pr}
