@@ -1,8 +1,11 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +21,64 @@ import (
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
+	return f.answer(ctx, decodeInvocation(payload, lc, f.opts.limits), lc, started)
+}
+
+// InvokeStream is Invoke for a runtime that streams responses ([Start]
+// serves it): an envelope that asks for a stream (its Stream) is answered
+// with NDJSON (package wire, stream.go) — the call's progress and log
+// frames as they happen, then the payload Invoke would have answered —
+// written into the reader while the call runs. Every other payload is
+// answered exactly as Invoke answers it.
+func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
+	started := time.Now()
+	lc, _ := lambdacontext.FromContext(ctx)
 	inv := decodeInvocation(payload, lc, f.opts.limits)
+	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
+		out, _ := f.answer(ctx, inv, lc, started)
+		return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
+	}
+	pr, pw := io.Pipe()
+	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
+	inv.calls[0].frames = w
+	go func() {
+		var out []byte
+		defer func() {
+			if p := recover(); p != nil {
+				// As the runtime reports a handler's panic: a function
+				// error (here, the stream's error trailer), not a crash.
+				pw.CloseWithError(fmt.Errorf("mcpfn: the invocation panicked: %v", p))
+				return
+			}
+			pw.CloseWithError(w.Final(out))
+		}()
+		out, _ = f.answer(ctx, inv, lc, started)
+	}()
+	return ndjsonBody{r: pr}
+}
+
+// Streaming is the function as Start hands it to aws-lambda-go: a handler
+// returning an io.Reader, which the runtime streams (the Runtime API's
+// chunked response; InvokeWithResponseStream and Function URLs in
+// RESPONSE_STREAM mode relay it as it comes). Lambda accepts only JSON
+// payloads (an empty one reaches the function as {}), so the runtime's
+// JSON decoding of the payload changes nothing on AWS; a runtime that
+// passes an empty payload through (the emulator) gets a function error.
+func (f *Function) Streaming() func(context.Context, json.RawMessage) (io.Reader, error) {
+	return func(ctx context.Context, payload json.RawMessage) (io.Reader, error) {
+		return f.InvokeStream(ctx, payload), nil
+	}
+}
+
+// ndjsonBody is a stream that tells the runtime its content type. It has no
+// exported field: aws-lambda-go streams a reader whose JSON is "{}".
+type ndjsonBody struct{ r io.Reader }
+
+func (b ndjsonBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (ndjsonBody) ContentType() string          { return "application/x-ndjson" }
+
+// answer serves an invocation's calls and encodes their answer.
+func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {
 	cold := !f.warmed.Swap(true) && processCold.Swap(false)
 
 	if !inv.batch {
@@ -61,6 +121,8 @@ type response struct {
 	result json.RawMessage // a CallToolResult (or a tools/list / initialize result)
 	rpcErr *wire.RPCError
 	callID string
+	// startTask: the tool asked to run the call as a task (task.go).
+	startTask bool
 }
 
 // serve answers one decoded call.
@@ -101,7 +163,7 @@ func (f *Function) encode(d *decoded, r response) json.RawMessage {
 	var v any
 	switch d.source {
 	case SourceEnvelope:
-		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr}
+		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr, StartTask: r.startTask}
 	case SourceAgentCore:
 		if r.rpcErr != nil {
 			// AgentCore expects a CallToolResult; a protocol failure
