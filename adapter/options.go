@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
 )
 
@@ -78,6 +79,18 @@ func WithCredentials(p CredentialProvider) Option { return func(o *options) { o.
 // last and its row carries every other set's dimensions.
 func WithAuditor(r Recorder) Option {
 	return func(o *options) { o.auditor, o.auditAt = r, len(o.hooks) }
+}
+
+// WithAuditQueue records every call with q's Auditor, as [WithAuditor]
+// does, but writes each call's final row after the call is answered:
+// queued on q, keyed by the Lambda request id (a destructive tool's pending
+// row is still written before its handler runs). [Start] uses it when the
+// function's internal extension holds each invocation open until
+// q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). Used
+// without Start, whoever runs the function must do the same: q.End and
+// q.Wait per invocation, or q.Drain before the process may be frozen.
+func WithAuditQueue(q *audit.Queue) Option {
+	return func(o *options) { o.auditor, o.auditAt = queuedRecorder{q}, len(o.hooks) }
 }
 
 // WithLogger sets the logger for swallowed hook failures (default: JSON to

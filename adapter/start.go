@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -17,21 +16,21 @@ import (
 //	func main() { adapter.Start(handlers.BroadcastGet(store)) }
 //
 // From the environment (template.yaml sets it): MCPFN_AUDIT_TABLE audits
-// every call; MCPFN_CALL_KEY_SECRET names the Secrets Manager secret this
-// function's call tokens are verified with (and its multi-round request
-// state sealed with), loaded once at cold start. Environment-scoped
+// every call, its final row written after the answer unless
+// MCPFN_AUDIT_MODE=before-response (auditenv.go); MCPFN_CALL_KEY_SECRET
+// names the Secrets Manager secret this function's call tokens are verified
+// with (and its multi-round request state sealed with), loaded once at cold
+// start. Environment-scoped
 // teardowns run on SIGTERM. A configuration that cannot be loaded stops the
 // function: it never runs unaudited or unverified by accident.
 func Start(tool *Tool, opts ...Option) {
 	ctx := context.Background()
-	auditor, err := auditorFromEnv(ctx)
+	aud, err := auditFromEnv(ctx)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: audit configuration: %v\n", err)
 		os.Exit(1)
 	}
-	if auditor != nil {
-		opts = append([]Option{WithAuditor(auditor)}, opts...)
-	}
+	opts = append(aud.option(), opts...)
 	if os.Getenv(calltoken.EnvKeySecret) != "" {
 		cfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err == nil {
@@ -45,6 +44,5 @@ func Start(tool *Tool, opts ...Option) {
 			os.Exit(1)
 		}
 	}
-	fn := New(tool, append(opts, withEnvironmentTeardown())...)
-	lambda.StartWithOptions(fn, lambda.WithEnableSIGTERM(fn.Shutdown))
+	aud.serve(New(tool, append(opts, withEnvironmentTeardown())...))
 }
