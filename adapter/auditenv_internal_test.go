@@ -41,7 +41,7 @@ func TestAuditModeFromEnvironment(t *testing.T) {
 	t.Setenv("MCPFN_AUDIT_TABLE", "audit")
 	t.Setenv("AWS_REGION", "us-east-1")
 	for _, tc := range []struct {
-		name, api, mode string
+		name, api, mode  string
 		wantErr, wantLog bool
 	}{
 		{name: "not on Lambda", api: "", mode: ""},
