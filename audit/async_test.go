@@ -126,6 +126,7 @@ func TestQueueWaitLimitPrintsTheFallbackLine(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		row := baseRow("call-slow")
+		span := row.SpanID // the row is the queue's once enqueued
 		q.Enqueue(ctx, "req-slow", row)
 		q.End("req-slow")
 		if q.Wait("req-slow", start.Add(700*time.Millisecond)) {
@@ -135,7 +136,7 @@ func TestQueueWaitLimitPrintsTheFallbackLine(t *testing.T) {
 			t.Errorf("Wait returned after %v, want exactly the 700ms limit", took)
 		}
 		out := fb.String()
-		if strings.Count(out, `"mcpfnAuditFallback":1`) != 1 || !strings.Contains(out, `"spanId":"`+row.SpanID+`"`) ||
+		if strings.Count(out, `"mcpfnAuditFallback":1`) != 1 || !strings.Contains(out, `"spanId":"`+span+`"`) ||
 			!strings.Contains(out, "deadline came before the row was written") || strings.Contains(out, "hunter2") {
 			t.Errorf("fallback at the limit: %s", out)
 		}
@@ -162,13 +163,15 @@ func TestQueueWritesRowsAndLateOutcomes(t *testing.T) {
 	open.Store(false)
 	final := baseRow("call-qlate")
 	final.AttemptID = pending.AttemptID
+	late := &audit.Row{CallID: final.CallID, AttemptID: final.AttemptID, Tool: final.Tool, LateOutcome: "ok"}
 	q.Enqueue(ctx, "req-late", final)
 	q.End("req-late")
 	finished := time.Now().UTC()
+	late.FinishedAt = &finished
 	lateDone := make(chan struct{})
 	go func() {
 		defer close(lateDone)
-		q.Late(ctx, &audit.Row{CallID: final.CallID, AttemptID: final.AttemptID, Tool: final.Tool, LateOutcome: "ok", FinishedAt: &finished})
+		q.Late(ctx, late)
 	}()
 	// Give a Late that does not wait for its row the time to send its
 	// update first (it would then be overwritten); a correct one is still
