@@ -34,12 +34,8 @@ type heldPuts struct {
 }
 
 func (h *heldPuts) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
-		return nil, fmt.Errorf("unexpected %s", r.Header.Get("X-Amz-Target"))
+	if err := drainPut(r); err != nil {
+		return nil, err
 	}
 	h.puts.Add(1)
 	select {
@@ -47,14 +43,34 @@ func (h *heldPuts) RoundTrip(r *http.Request) (*http.Response, error) {
 	case <-r.Context().Done():
 		return nil, r.Context().Err()
 	}
-	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader("{}")),
-		ContentLength: 2, Request: r}, nil
+	return dynamoAnswer(r, http.StatusOK, "{}"), nil
 }
 
-func heldClient(h *heldPuts) *dynamodb.Client {
+// drainPut consumes a request an in-process DynamoDB serves, which must be
+// a PutItem.
+func drainPut(r *http.Request) error {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
+		return fmt.Errorf("unexpected %s", r.Header.Get("X-Amz-Target"))
+	}
+	return nil
+}
+
+// dynamoAnswer is an in-process DynamoDB's answer to r.
+func dynamoAnswer(r *http.Request, status int, body string) *http.Response {
+	return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r}
+}
+
+// inProcessClient is a DynamoDB client whose requests rt serves, with no
+// socket: a synctest bubble can run it on its fake clock.
+func inProcessClient(rt http.RoundTripper) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String("http://dynamodb.invalid"), HTTPClient: &http.Client{Transport: h},
+		Region: "us-east-1", BaseEndpoint: aws.String("http://dynamodb.invalid"), HTTPClient: &http.Client{Transport: rt},
 		Credentials: credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", "")})
 }
 
@@ -65,7 +81,7 @@ func TestQueueWaitHoldsTheInvocationUntilItsRowsAreWritten(t *testing.T) {
 	e := newEnv(t)
 	h := &heldPuts{}
 	var fb bytes.Buffer
-	q := audit.NewQueue(e.auditor(t, audit.Config{Client: heldClient(h), Fallback: &fb}))
+	q := audit.NewQueue(e.auditor(t, audit.Config{Client: inProcessClient(h), Fallback: &fb}))
 	synctest.Test(t, func(t *testing.T) {
 		h.release = make(chan struct{}) // a channel of the bubble
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -119,7 +135,7 @@ func TestQueueWaitLimitPrintsTheFallbackLine(t *testing.T) {
 	e := newEnv(t)
 	h := &heldPuts{}
 	var fb syncBuffer
-	q := audit.NewQueue(e.auditor(t, audit.Config{Client: heldClient(h), Fallback: &fb}))
+	q := audit.NewQueue(e.auditor(t, audit.Config{Client: inProcessClient(h), Fallback: &fb}))
 	synctest.Test(t, func(t *testing.T) {
 		h.release = make(chan struct{}) // never closed: DynamoDB never answers
 		start := time.Now()
@@ -194,26 +210,36 @@ func TestQueueWritesRowsAndLateOutcomes(t *testing.T) {
 // holdingProxy stands in front of DynamoDB Local and holds every PutItem
 // while open is false (a slow table); it starts open.
 func holdingProxy(t *testing.T, target string) (endpoint string, open *atomic.Bool) {
+	open = new(atomic.Bool)
+	open.Store(true)
+	return dynamoProxy(t, target, func(w http.ResponseWriter, r *http.Request) bool {
+		for r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" && !open.Load() {
+			select {
+			case <-r.Context().Done():
+				return true
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		return false
+	}), open
+}
+
+// dynamoProxy stands in front of DynamoDB Local; intercept sees each
+// request first and reports whether it answered it.
+func dynamoProxy(t *testing.T, target string, intercept func(http.ResponseWriter, *http.Request) bool) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
-	open = new(atomic.Bool)
-	open.Store(true)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" && !open.Load() {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
+		if !intercept(w, r) {
+			rp.ServeHTTP(w, r)
 		}
-		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL, open
+	return srv.URL
 }
 
 // TestAdapterAfterResponseAnswersBeforeTheFinalRow drives a destructive
