@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,5 +237,33 @@ func TestAfterResponseProcessDiesAfterAnswering(t *testing.T) {
 	}
 	if r := argsRow(t, next); r.Status != audit.StatusDone {
 		t.Errorf("row after the death: %q", r.Status)
+	}
+}
+
+// TestAfterResponseSIGTERMRunsEnvironmentTeardowns: with the audit's own
+// extension in place of aws-lambda-go's WithEnableSIGTERM, the process
+// still handles the SIGTERM Lambda sends before shutting an environment
+// down: it drains the audit queue and runs the environment teardowns.
+func TestAfterResponseSIGTERMRunsEnvironmentTeardowns(t *testing.T) {
+	resetFinalTable(t)
+	if out := invokeAfterResponse(t, afterresponse.ModeTeardown, unique("teardown")); out.FunctionError != nil {
+		t.Fatalf("answer %s", out.Payload)
+	}
+	var bootstraps []int
+	for _, pid := range stack.Processes() {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasSuffix(exe, "/"+afterResponseFunction+"/bootstrap") {
+			bootstraps = append(bootstraps, pid)
+		}
+	}
+	if len(bootstraps) != 1 {
+		t.Fatalf("bootstraps of %s: %v, want 1", afterResponseFunction, bootstraps)
+	}
+	if err := syscall.Kill(bootstraps[0], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(functionLog(t), afterresponse.TeardownLine); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no environment teardown after SIGTERM:\n%s", functionLog(t))
+		}
 	}
 }

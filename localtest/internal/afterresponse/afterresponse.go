@@ -7,6 +7,7 @@ package afterresponse
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -23,14 +24,20 @@ const (
 	// the runtime has posted the answer, before a slow table has taken the
 	// final row.
 	ModeExitAfter = "exit-after"
+	// ModeTeardown registers an environment teardown that prints
+	// TeardownLine, run when the process receives SIGTERM.
+	ModeTeardown = "teardown"
 )
+
+// TeardownLine is what the environment teardown of ModeTeardown prints.
+const TeardownLine = "afterresponse: environment teardown ran"
 
 // ExitStatus is the status the process exits with in ModeExitAfter.
 const ExitStatus = 7
 
 // Input selects the mode.
 type Input struct {
-	Mode string `json:"mode" jsonschema:"ok or exit-after"`
+	Mode string `json:"mode" jsonschema:"ok, exit-after or teardown"`
 	// ID is recorded as the call's entityId dimension, so a test finds the
 	// call's audit rows by entity.
 	ID string `json:"id"`
@@ -50,8 +57,13 @@ func Tool() *adapter.Tool {
 		Idempotent:  true,
 		Handler: func(ctx context.Context, call *adapter.Call, in Input) (Output, error) {
 			call.SetDimension("entityId", in.ID)
-			if in.Mode == ModeExitAfter {
+			switch in.Mode {
+			case ModeExitAfter:
 				time.AfterFunc(300*time.Millisecond, func() { os.Exit(ExitStatus) })
+			case ModeTeardown:
+				if err := call.OnTeardown(adapter.TeardownEnvironment, func() { fmt.Fprintln(os.Stderr, TeardownLine) }); err != nil {
+					return Output{}, err
+				}
 			}
 			return Output{Answered: in.ID}, nil
 		},
