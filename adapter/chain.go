@@ -255,11 +255,11 @@ func (r *callRun) fail(stage Stage, err error) response {
 // the parent context: the call's own may have ended, and the audit write is
 // what the reserve was kept for.
 func (r *callRun) finish(started time.Time) {
-	r.finishRun()
-	r.out.Duration = time.Since(started)
 	if r.out.Err != nil {
 		r.out.Public = publicError(r.out.Err)
 	}
+	r.out.Duration = time.Since(started)
+	r.finishRun()
 	if r.call.MCP != nil && r.call.MCP.Outcome == "" {
 		r.call.MCP.Outcome = "complete"
 	}
