@@ -77,6 +77,10 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				env.Params.InputResponses = b
 			}
 		}
+		if t.TaskSupport() == adapter.TaskRequired && !ri.declaresTasks {
+			return nil, toolCallNeedsTasks(name)
+		}
+		env.Cancel = g.cancelMarker(ri)
 		start := time.Now()
 		// Authorization at the endpoint: a caller without the tool's
 		// scopes is refused here, its function is never invoked, and the
@@ -88,6 +92,10 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				g.recordUnseen(ctx, ri, &env, f, "", t.Destructive())
 			}
 			return errorResult(denied), nil
+		}
+		if ri.declaresTasks && t.TaskSupport() != adapter.TaskForbidden {
+			env.Cancel = nil // a task is cancelled through its record
+			return g.startTask(ctx, ri, t, function, &env, start), nil
 		}
 		// The verified caller travels only inside the call token, which
 		// binds it to this call id, tool, function and arguments. Client
