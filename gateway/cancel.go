@@ -18,9 +18,11 @@ import (
 // stop is in docs/gateway.md.
 
 // cancelMarker is the marker a forwarded synchronous call's function
-// watches: nil without a tasks table or a JSON-RPC id.
+// watches: nil without a tasks table, a JSON-RPC id or a verified caller.
+// Unverified callers (AuthNone) are one owner to the gateway, and their
+// JSON-RPC ids (1, 2, 3 …) collide: one could cancel another's call.
 func (g *Gateway) cancelMarker(ri *requestInfo) *wire.CancelMarker {
-	if g.tasks == nil || len(ri.jsonrpcID) == 0 {
+	if g.tasks == nil || len(ri.jsonrpcID) == 0 || ri.identity == nil {
 		return nil
 	}
 	return &wire.CancelMarker{Owner: ownerOf(ri.identity), Request: requestKey(ri.jsonrpcID)}
@@ -30,7 +32,7 @@ func (g *Gateway) cancelMarker(ri *requestInfo) *wire.CancelMarker {
 // id. Only the caller's own call can match: the marker is keyed by its
 // owner. A failure is logged; a notification has no answer to carry it.
 func (g *Gateway) markCancelled(ctx context.Context, ri *requestInfo, id json.RawMessage) {
-	if len(id) == 0 || string(id) == "null" {
+	if len(id) == 0 || string(id) == "null" || ri.identity == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -162,7 +162,7 @@ func (g *Gateway) taskMethod(r *http.Request, ri *requestInfo, m *taskMessage) (
 			t, err = g.abandonIfOverdue(ctx, ri, owner, t)
 		}
 		if err == nil {
-			b, merr := json.Marshal(t.Detailed())
+			b, merr := json.Marshal(pending(t))
 			if merr == nil {
 				return b, nil
 			}
@@ -191,6 +191,23 @@ func (g *Gateway) taskMethod(r *http.Request, ri *requestInfo, m *taskMessage) (
 		return nil, &wire.RPCError{Code: wire.RPCInternalError, Message: "the task store is unavailable; retry later"}
 	}
 	return ack, nil
+}
+
+// pending is the tasks/get view of t with only the input requests still
+// unanswered: a partial tasks/update leaves the task input_required, and
+// the client must see what is left (SEP-2663).
+func pending(t *taskstore.Task) taskstore.View {
+	v := t.Detailed()
+	if len(v.InputRequests) > 0 && len(t.InputResponses) > 0 {
+		left := make(map[string]json.RawMessage, len(v.InputRequests))
+		for k, r := range v.InputRequests {
+			if _, answered := t.InputResponses[k]; !answered {
+				left[k] = r
+			}
+		}
+		v.InputRequests = left
+	}
+	return v
 }
 
 // checkTaskHeaders applies SEP-2243 to the tasks methods (SEP-2663 routes

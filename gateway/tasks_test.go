@@ -52,7 +52,8 @@ func (j *jobs) handler(ctx context.Context, call *adapter.Call, in jobIn) (facts
 		ok, answered := call.InputResponses()["ok"]
 		if !answered {
 			return facts{}, adapter.RequireInput(map[string]adapter.InputRequest{
-				"ok": {Method: "elicitation/create", Params: map[string]any{"message": "Export " + in.EntityID + "?"}},
+				"ok":   {Method: "elicitation/create", Params: map[string]any{"message": "Export " + in.EntityID + "?"}},
+				"note": {Method: "elicitation/create", Params: map[string]any{"message": "Why?"}},
 			}, "round-1")
 		}
 		in.EntityID += "+" + string(ok)
@@ -379,6 +380,11 @@ func TestTaskInputRoundTrip(t *testing.T) {
 		t.Fatalf("after an unknown key: %s", g.Status)
 	}
 	update(map[string]any{"ok": map[string]any{"action": "accept"}})
+	// Partly answered: still input_required, listing only what is pending.
+	if g := e.getTask(t, tok, v.TaskID); g.Status != "input_required" || len(g.InputRequests) != 1 || g.InputRequests["note"] == nil {
+		t.Fatalf("after a partial answer: %s %v", g.Status, g.InputRequests)
+	}
+	update(map[string]any{"note": map[string]any{"action": "decline"}})
 	done := e.await(t, tok, v.TaskID, "completed")
 	if f := factsFrom(t, done.Result); f.EntityID != `a-1+{"action":"accept"}` || f.Subject != "alice" {
 		t.Fatalf("the second round saw %+v", f)
@@ -389,7 +395,8 @@ func TestTaskInputRoundTrip(t *testing.T) {
 // event was lost, every attempt crashed) is reported failed by tasks/get
 // once its run window has passed, and stays failed.
 func TestTaskAbandonedAfterItsRunWindow(t *testing.T) {
-	e := newEnv(t, withTasks(t, newJobs()))
+	aud, client, table := auditTable(t)
+	e := newEnv(t, withTasks(t, newJobs(), func(c *Config) { c.Recorder = aud }))
 	e.api.setMisbehave("fn-"+optionalTool, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
 	tok := e.alice(t)
 	v := e.createTask(t, tok, optionalTool, jobIn{EntityID: "lost"})
@@ -406,6 +413,15 @@ func TestTaskAbandonedAfterItsRunWindow(t *testing.T) {
 	skew.Store(0)
 	if g := e.getTask(t, tok, v.TaskID); g.Status != "failed" {
 		t.Fatalf("failed is terminal: %s", g.Status)
+	}
+	// The gateway wrote the call's row: the function never did.
+	task, err := e.cfgUsed.Tasks.Get(t.Context(), aliceKey(e), v.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := rowsOf(t, client, table, task.CallID)
+	if len(rows) != 1 || attr(rows[0], "stage") != StageGateway || attr(rows[0], "errorCode") != "TIMEOUT" || attr(rows[0], "taskId") != v.TaskID {
+		t.Fatalf("rows %v", rows)
 	}
 }
 
@@ -492,12 +508,17 @@ func TestTaskCreationFailuresAreAudited(t *testing.T) {
 			t.Fatalf("%s: row task %q", tc.tool, taskID)
 		}
 		if taskID != "" {
-			got, err := e.cfgUsed.Tasks.Get(t.Context(), audit.Caller{AuthMethod: "jwt", Issuer: e.iss.URL, Tenant: "tenant-1", Subject: "alice"}.Key(), taskID)
+			got, err := e.cfgUsed.Tasks.Get(t.Context(), aliceKey(e), taskID)
 			if err != nil || got.Status != taskstore.StatusFailed {
 				t.Fatalf("%s: the task %+v %v", tc.tool, got, err)
 			}
 		}
 	}
+}
+
+// aliceKey is alice's caller key: the owner of her tasks.
+func aliceKey(e *env) string {
+	return audit.Caller{AuthMethod: "jwt", Issuer: e.iss.URL, Tenant: "tenant-1", Subject: "alice"}.Key()
 }
 
 func waitFor(t *testing.T, ch chan string, want string) {
