@@ -217,6 +217,9 @@ func (r *callRun) validateOutput() (Stage, error) {
 // protocol failure, or a tool error result. Errors raised in steps 4–6 go
 // to OnToolError (step 8) raw, before they are scrubbed.
 func (r *callRun) end(stage Stage, err error) response {
+	if resp, ok := r.startTask(stage, err); ok {
+		return resp
+	}
 	if more := (*InputRequired)(nil); stage == StageHandler && errors.As(err, &more) {
 		// Not a failure: the round ends asking the client for input.
 		result, rerr := r.f.inputRequired(r.call, more)

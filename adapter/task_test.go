@@ -205,7 +205,10 @@ func TestDestructiveTaskRetryIsNotRerun(t *testing.T) {
 	fn := newFunction(widgetTool(t, taskOptional, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
 		d.Destructive, d.Idempotent = true, false
 		h := d.Handler
-		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) { ran = true; return h(ctx, c, in) }
+		d.Handler = func(ctx context.Context, c *adapter.Call, in widgetIn) (widgetOut, error) {
+			ran = true
+			return h(ctx, c, in)
+		}
 	}), adapter.WithTaskStore(st), adapter.WithAuditor(rows), quietLogger())
 	args := mustJSON(t, widgetIn{EntityID: "w-9"})
 	task := newTask(t, st, "widget_update", "c-retry", args)
@@ -315,5 +318,104 @@ func TestTaskSupportIsDeclared(t *testing.T) {
 	d.TaskSupport = "sometimes"
 	if _, err := adapter.Define(d); err == nil {
 		t.Fatal("TaskSupport \"sometimes\" accepted")
+	}
+}
+
+type greetTaskIn struct {
+	Greeting string `json:"greeting"`
+}
+
+// greetTool is the conformance suite's test_tool_with_task shape: round 1
+// asks for the user's name synchronously; round 2, with the answer, asks
+// to run as a task; the task run greets.
+func greetTool(t *testing.T) *adapter.Tool {
+	t.Helper()
+	return adapter.MustDefine(adapter.ToolDef[greetTaskIn, widgetOut]{
+		Name: "greet_task", TaskSupport: adapter.TaskRequired,
+		Handler: func(_ context.Context, call *adapter.Call, in greetTaskIn) (widgetOut, error) {
+			answer, ok := call.InputResponses()["user_name"]
+			switch {
+			case !ok:
+				return widgetOut{}, adapter.RequireInput(map[string]adapter.InputRequest{
+					"user_name": {Method: "elicitation/create", Params: map[string]any{"message": "Your name?"}},
+				}, "round-2")
+			case call.TaskID() == "":
+				return widgetOut{}, adapter.StartTask()
+			}
+			var a struct {
+				Content struct {
+					Name string `json:"name"`
+				} `json:"content"`
+			}
+			_ = json.Unmarshal(answer, &a)
+			return widgetOut{EntityID: in.Greeting + ", " + a.Content.Name}, nil
+		},
+	})
+}
+
+// TestStartTaskAfterASynchronousRound: a synchronous round whose handler
+// returns StartTask answers startTask (no result); the gateway then runs
+// the same round, answers and sealed state included, as a task.
+func TestStartTaskAfterASynchronousRound(t *testing.T) {
+	st := taskStore(t, taskstore.Options{})
+	fn := newFunction(greetTool(t), adapter.WithTaskStore(st), quietLogger())
+	args := []byte(`{"greeting":"Hello"}`)
+	var round1 wire.EnvelopeResponse
+	if err := json.Unmarshal(invoke(t, fn, taskEnvelope(t, "c-greet", "greet_task", args, "", ""), lambdaInvoke{}), &round1); err != nil {
+		t.Fatal(err)
+	}
+	var ir struct {
+		ResultType   string `json:"resultType"`
+		RequestState string `json:"requestState"`
+	}
+	if err := json.Unmarshal(round1.Result, &ir); err != nil || ir.ResultType != "input_required" {
+		t.Fatalf("round 1: %s", round1.Result)
+	}
+	round2 := func(task string) []byte {
+		var e wire.Envelope
+		_ = json.Unmarshal(taskEnvelope(t, "c-greet", "greet_task", args, task, task), &e)
+		if task == "" {
+			e.Task = nil
+		}
+		e.Params.InputResponses = json.RawMessage(`{"user_name":{"action":"accept","content":{"name":"Alice"}}}`)
+		e.Params.RequestState = ir.RequestState
+		return mustJSON(t, e)
+	}
+	var sync2 wire.EnvelopeResponse
+	raw := invoke(t, fn, round2(""), lambdaInvoke{})
+	if err := json.Unmarshal(raw, &sync2); err != nil || !sync2.StartTask || sync2.Result != nil || sync2.Error != nil {
+		t.Fatalf("round 2, synchronous: %s", raw)
+	}
+	task := newTask(t, st, "greet_task", "c-greet", args)
+	invoke(t, fn, round2(task.ID), lambdaInvoke{RequestID: "run-greet"})
+	if got := getTask(t, st, task.ID); got.Status != taskstore.StatusCompleted || !strings.Contains(string(got.Result), "Hello, Alice") {
+		t.Fatalf("task %s result %s error %+v", got.Status, got.Result, got.Error)
+	}
+}
+
+// TestCancelledDestructiveCallIsOutcomeUnknown: a destructive handler
+// cancelled while it ran may have taken effect: the answer says so and is
+// not retryable, and the row's outcome is unknown, as for a timeout.
+func TestCancelledDestructiveCallIsOutcomeUnknown(t *testing.T) {
+	st := taskStore(t, taskstore.Options{})
+	rows := &rows{}
+	gate := make(chan struct{})
+	fn := newFunction(pagesTool(t, gate, func(d *adapter.ToolDef[pagesIn, pagesOut]) { d.Destructive = true }),
+		adapter.WithTaskStore(st), adapter.WithAuditor(rows), adapter.WithTaskWatchInterval(20*time.Millisecond), quietLogger())
+	var e wire.Envelope
+	_ = json.Unmarshal(pagesEnvelope(t, "c-del-cancel", pagesIn{Pages: 1, WaitCtx: true}, nil), &e)
+	e.Cancel = &wire.CancelMarker{Owner: taskOwner, Request: "9"}
+	done := make(chan []byte)
+	go func() { done <- invoke(t, fn, mustJSON(t, e), lambdaInvoke{RequestID: "run-del-cancel"}) }()
+	gate <- struct{}{}
+	if err := st.MarkCancelled(t.Context(), taskOwner, "9"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := envelopeResult(t, <-done)
+	if b := res.errorBody(t); b.Error != "CANCELLED" || b.Retryable || !strings.Contains(b.Message, "outcome is unknown") {
+		t.Fatalf("answer %+v", b)
+	}
+	if row := rows.last(t); !row.Cancelled || row.Outcome != audit.OutcomeUnknown {
+		t.Fatalf("row cancelled %v outcome %q", row.Cancelled, row.Outcome)
 	}
 }
