@@ -275,10 +275,13 @@ func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Too
 }
 
 // resumeTask invokes the next round of a task whose input tasks/update
-// completed: the same call id and arguments, the round's answers and the
-// sealed state the last round left.
+// completed: the same arguments, the round's answers and the sealed state
+// the last round left. The round gets a call id of its own, as every
+// synchronous round does: the audit keys a row (and a destructive call's
+// at-most-once guard) by call id, and the rows of a task's rounds share its
+// taskId.
 func (g *Gateway) resumeTask(ctx context.Context, ri *requestInfo, m *taskMessage, task *taskstore.Task) {
-	env := wire.Envelope{Version: wire.EnvelopeVersion, CallID: task.CallID, SessionID: ri.sessionID, Task: &wire.TaskRun{ID: task.ID}}
+	env := wire.Envelope{Version: wire.EnvelopeVersion, CallID: wire.NewCallID(), SessionID: ri.sessionID, Task: &wire.TaskRun{ID: task.ID}}
 	pv := m.Params.Meta.ProtocolVersion
 	env.MCP = wire.EnvelopeMCP{Era: wire.EraOf(pv), Method: "tools/call", ProtocolVersion: pv, ClientInfo: m.Params.Meta.ClientInfo, JSONRPCID: ri.jsonrpcID}
 	err := json.Unmarshal(task.Params, &env.Params)
@@ -364,9 +367,11 @@ func (g *Gateway) abandonIfOverdue(ctx context.Context, ri *requestInfo, owner s
 		return g.tasks.Get(ctx, owner, t.ID) // it changed meanwhile
 	}
 	if g.cfg.Recorder != nil {
-		env := wire.Envelope{CallID: t.CallID, MCP: wire.EnvelopeMCP{Method: "tools/call"}, Task: &wire.TaskRun{ID: t.ID}}
+		// The lost round's call id is not in the task (a resumed round has
+		// its own): the row has one of its own, and the task's id.
+		env := wire.Envelope{CallID: wire.NewCallID(), MCP: wire.EnvelopeMCP{Method: "tools/call"}, Task: &wire.TaskRun{ID: t.ID}}
 		_ = json.Unmarshal(t.Params, &env.Params)
-		f := &forward{g: g, tool: t.Tool, function: t.Function, callID: t.CallID, start: t.CreatedAt, end: g.now(),
+		f := &forward{g: g, tool: t.Tool, function: t.Function, callID: env.CallID, start: t.LastUpdatedAt, end: g.now(),
 			code: adapter.CodeTimeout, public: adapter.NewError(adapter.CodeTimeout, msg), delivery: notSent, error: true}
 		tool := g.tools[t.Tool]
 		g.recordUnseen(ctx, ri, &env, f, "", tool != nil && tool.Destructive())
@@ -411,4 +416,17 @@ func toolCallNeedsTasks(tool string) *jsonrpc.Error {
 	e := missingTasks("tool " + tool + " runs only as a task: declare the " + TasksExtension + " extension in the request's _meta clientCapabilities")
 	data, _ := json.Marshal(e.Data)
 	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message, Data: data}
+}
+
+// taskFromRound goes on with a synchronous round whose function asked to
+// run the rest as a task (adapter.StartTask, a TaskAfterInput tool): the
+// same round, answers and sealed state included, becomes the task's first
+// run, under a call id of its own (the round has its row). A client that
+// did not declare the extension cannot take the task: -32021.
+func (g *Gateway) taskFromRound(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope) (*mcp.CallToolResult, error) {
+	if !ri.declaresTasks {
+		return nil, toolCallNeedsTasks(t.Name())
+	}
+	env.CallID, env.Cancel = wire.NewCallID(), nil
+	return g.startTask(ctx, ri, t, function, env, time.Now()), nil
 }

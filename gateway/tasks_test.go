@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
@@ -65,7 +68,23 @@ const (
 	optionalTool = "report_build"   // TaskOptional
 	requiredTool = "archive_export" // TaskRequired
 	securedTool  = "ledger_close"   // TaskOptional, needs the scope jobs:run
+	intakeTool   = "intake_export"  // TaskRequired, TaskAfterInput
 )
+
+// intake asks for a name synchronously, then asks to become a task, and
+// in the task run uses the name.
+func (j *jobs) intake(_ context.Context, call *adapter.Call, in jobIn) (facts, error) {
+	name, ok := call.InputResponses()["name"]
+	switch {
+	case !ok:
+		return facts{}, adapter.RequireInput(map[string]adapter.InputRequest{
+			"name": {Method: "elicitation/create", Params: map[string]any{"message": "Name?"}},
+		}, "intake")
+	case call.TaskID() == "":
+		return facts{}, adapter.StartTask()
+	}
+	return factsOf(call, in.EntityID+"+"+string(name)), nil
+}
 
 // withTasks gives the gateway a tasks table in DynamoDB Local (from
 // template.yaml) and two task tools; their functions share the table.
@@ -77,8 +96,12 @@ func withTasks(t *testing.T, j *jobs, edit ...func(*Config)) envOption {
 			{Name: optionalTool, TaskSupport: adapter.TaskOptional},
 			{Name: requiredTool, TaskSupport: adapter.TaskRequired},
 			{Name: securedTool, TaskSupport: adapter.TaskOptional, Scopes: []string{"jobs:run"}},
+			{Name: intakeTool, TaskSupport: adapter.TaskRequired, TaskAfterInput: true, Handler: j.intake},
 		} {
-			d.Description, d.Handler = "A long job.", j.handler
+			d.Description = "A long job."
+			if d.Handler == nil {
+				d.Handler = j.handler
+			}
 			c.Tools = append(c.Tools, adapter.MustDefine(d))
 			c.Functions[d.Name] = "fn-" + d.Name
 		}
@@ -360,8 +383,19 @@ func TestTaskCancel(t *testing.T) {
 // unknown key changes nothing, the answer re-invokes the function, which
 // completes with it.
 func TestTaskInputRoundTrip(t *testing.T) {
+	aud, client, table := auditTable(t)
 	j := newJobs()
 	e := newEnv(t, withTasks(t, j))
+	// The function audits, as deployed: each round leaves its row.
+	fn := "fn-" + requiredTool
+	for _, tl := range e.cfgUsed.Tools {
+		if tl.Name() == requiredTool {
+			e.api.mu.Lock()
+			e.api.functions[fn] = adapter.New(tl, adapter.WithAuditor(aud), adapter.WithTaskStore(e.cfgUsed.Tasks),
+				adapter.WithLogger(e.cfgUsed.Logger), adapter.WithCallVerifier(e.verifiers[fn]))
+			e.api.mu.Unlock()
+		}
+	}
 	tok := e.alice(t)
 	v := e.createTask(t, tok, requiredTool, jobIn{EntityID: "a-1", Ask: true})
 	ir := e.await(t, tok, v.TaskID, "input_required")
@@ -389,6 +423,42 @@ func TestTaskInputRoundTrip(t *testing.T) {
 	if f := factsFrom(t, done.Result); f.EntityID != `a-1+{"action":"accept"}` || f.Subject != "alice" {
 		t.Fatalf("the second round saw %+v", f)
 	}
+	if rows := taskRows(t, client, table, v.TaskID); len(rows) != 2 || attr(rows[0], "callId") == attr(rows[1], "callId") {
+		t.Fatalf("want one row per round, each its own call id: %v", rows)
+	}
+}
+
+// TestTaskAfterSynchronousInput: a TaskAfterInput tool's first round asks
+// for input synchronously (no task); the round that answers it, which the
+// handler turns into a task (StartTask), is answered with the
+// CreateTaskResult, and the task run sees the answer.
+func TestTaskAfterSynchronousInput(t *testing.T) {
+	e := newEnv(t, withTasks(t, newJobs()))
+	tok := e.alice(t)
+	a := e.rpc(t, tok, "tools/call", map[string]any{"name": intakeTool, "arguments": jobIn{EntityID: "i-1"}}, true, nil)
+	var round1 struct {
+		ResultType    string                     `json:"resultType"`
+		TaskID        string                     `json:"taskId"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(a.Result, &round1); err != nil || round1.ResultType != "input_required" || round1.TaskID != "" || round1.InputRequests["name"] == nil {
+		t.Fatalf("round 1: %s %+v", a.Result, a.Error)
+	}
+	params := map[string]any{"name": intakeTool, "arguments": jobIn{EntityID: "i-1"},
+		"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}}
+	if round1.RequestState != "" {
+		params["requestState"] = round1.RequestState
+	}
+	a = e.rpc(t, tok, "tools/call", params, true, nil)
+	v := a.view(t)
+	if v.ResultType != "task" || v.TaskID == "" || v.RequestState != nil {
+		t.Fatalf("round 2: %s", a.Result)
+	}
+	done := e.await(t, tok, v.TaskID, "completed")
+	if f := factsFrom(t, done.Result); !strings.Contains(f.EntityID, "Alice") || f.Subject != "alice" {
+		t.Fatalf("the task run saw %+v", f)
+	}
 }
 
 // TestTaskAbandonedAfterItsRunWindow: a task whose function never ran (the
@@ -414,13 +484,9 @@ func TestTaskAbandonedAfterItsRunWindow(t *testing.T) {
 	if g := e.getTask(t, tok, v.TaskID); g.Status != "failed" {
 		t.Fatalf("failed is terminal: %s", g.Status)
 	}
-	// The gateway wrote the call's row: the function never did.
-	task, err := e.cfgUsed.Tasks.Get(t.Context(), aliceKey(e), v.TaskID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := rowsOf(t, client, table, task.CallID)
-	if len(rows) != 1 || attr(rows[0], "stage") != StageGateway || attr(rows[0], "errorCode") != "TIMEOUT" || attr(rows[0], "taskId") != v.TaskID {
+	// The gateway wrote the lost run's row: the function never did.
+	rows := taskRows(t, client, table, v.TaskID)
+	if len(rows) != 1 || attr(rows[0], "stage") != StageGateway || attr(rows[0], "errorCode") != "TIMEOUT" {
 		t.Fatalf("rows %v", rows)
 	}
 }
@@ -514,6 +580,18 @@ func TestTaskCreationFailuresAreAudited(t *testing.T) {
 			}
 		}
 	}
+}
+
+// taskRows are the audit rows naming task id.
+func taskRows(t *testing.T, client *dynamodb.Client, table, id string) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		FilterExpression:          aws.String("taskId = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Items
 }
 
 // aliceKey is alice's caller key: the owner of her tasks.
