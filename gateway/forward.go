@@ -94,7 +94,6 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			return errorResult(denied), nil
 		}
 		if ri.declaresTasks && t.TaskSupport() != adapter.TaskForbidden && !t.TaskAfterInput() {
-			env.Cancel = nil // a task is cancelled through its record
 			return g.startTask(ctx, ri, t, function, &env, start), nil
 		}
 		// The verified caller travels only inside the call token, which

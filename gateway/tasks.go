@@ -247,6 +247,9 @@ func ownerOf(id *adapter.Identity) string {
 // isError result, as a synchronous call's), and the task, if written, ends
 // failed.
 func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope, start time.Time) *mcp.CallToolResult {
+	// A task is cancelled through its record, and reports progress as its
+	// statusMessage: no cancel marker, no stream.
+	env.Cancel, env.Stream = nil, nil
 	params, err := json.Marshal(env.Params)
 	var task *taskstore.Task
 	if err == nil {
@@ -427,6 +430,6 @@ func (g *Gateway) taskFromRound(ctx context.Context, ri *requestInfo, t *adapter
 	if !ri.declaresTasks {
 		return nil, toolCallNeedsTasks(t.Name())
 	}
-	env.CallID, env.Cancel = wire.NewCallID(), nil
+	env.CallID = wire.NewCallID()
 	return g.startTask(ctx, ri, t, function, env, time.Now()), nil
 }
