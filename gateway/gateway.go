@@ -32,6 +32,7 @@ type Gateway struct {
 	cfg     Config
 	server  *mcp.Server
 	mcp     http.Handler
+	mcpSSE  http.Handler // the same server answering on SSE streams (stream.go)
 	auth    authenticator
 	jwt     *jwtAuth // nil unless AuthJWT: serves RFC 9728 metadata
 	invoker Invoker
@@ -64,6 +65,9 @@ type requestInfo struct {
 	jsonrpcID   json.RawMessage // the id of this message
 	method      string          // the method of this message
 	invokes     slots           // MaxInvokesPerRequest, shared by a batch's messages
+	// sse: the message is answered on an SSE stream that relays the
+	// call's progress and log frames (stream.go).
+	sse bool
 }
 
 type requestInfoKey struct{}
@@ -148,7 +152,7 @@ func New(cfg Config) (*Gateway, error) {
 		// arguments; the function validates them against the same schema.
 		g.server.AddTool(t.MCPTool(), g.forwarder(t, cfg.Functions[t.Name()]))
 	}
-	g.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+	opts := mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		// An explicit Host allow-list replaces the SDK's loopback-only
@@ -157,7 +161,9 @@ func New(cfg Config) (*Gateway, error) {
 		MaxRequestBodyBytes:          cfg.MaxBodyBytes,
 		Logger:                       sdkLogger,
 		PropagateRequestCancellation: true,
-	})
+	}
+	g.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &opts)
+	g.mcpSSE = g.sseHandler(opts)
 	return g, nil
 }
 
@@ -304,10 +310,14 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
 		return
 	}
+	h := g.mcp
+	if _, batched := w.(*bufferedResponse); !batched && g.wantsStream(ri, msg) {
+		h, ri.sse = g.mcpSSE, true
+	}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 	r.Body = io.NopCloser(bytes.NewReader(msg))
 	r.ContentLength = int64(len(msg))
-	g.mcp.ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
 }
 
 // isArray reports whether msg, after JSON whitespace, starts an array.
