@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -120,6 +121,32 @@ func TestEarlyRelease(t *testing.T) {
 		}
 		if rb := decodePostResponse(t, r.inv.Payload); rb.PID != ra.PID {
 			t.Errorf("the second call ran in process %d, not %d: the environment was not reused", rb.PID, ra.PID)
+		}
+	})
+
+	t.Run("post-runtime duration", func(t *testing.T) {
+		// The issue's experiment: a 300 ms flush after the response. The
+		// caller is answered at the response; the 300 ms show as the
+		// post-runtime duration (a lower bound: the extension sleeps after
+		// the emulator accepted the response).
+		h, err := st.Hold(ctx, postResponseFunction)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		for i, cold := range []bool{true, false} {
+			inv, err := h.Call(ctx, []byte(`{"after":"delay","delayMs":300}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := inv.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tl := inv.Timeline()
+			t.Logf("call %d (cold %v): caller %v, runtime POST at %v, accepted at %v, post-runtime %v", i, cold, inv.Duration(), tl.Posted.Sub(inv.Sent), tl.Accepted.Sub(inv.Sent), inv.PostRuntime())
+			if !inv.Early || inv.PostRuntime() < 300*time.Millisecond || len(tl.ExtensionNext) != 1 {
+				t.Errorf("early %v, post-runtime %v, extension nexts %d: want an early answer and ≥ 300ms after it", inv.Early, inv.PostRuntime(), len(tl.ExtensionNext))
+			}
 		}
 	})
 
