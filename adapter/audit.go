@@ -199,9 +199,9 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 				row.ErrorDetails = b
 			}
 		}
-		if row.Destructive && out.Stage == StageHandler && pub.Code == CodeTimeout {
-			// Answered before the handler was seen to finish: it may
-			// have taken effect.
+		if row.Destructive && out.Stage == StageHandler && (pub.Code == CodeTimeout || pub.Code == CodeCancelled) {
+			// Answered before the handler was seen to finish (or
+			// cancelled while it ran): it may have taken effect.
 			row.Outcome = audit.OutcomeUnknown
 		}
 	}

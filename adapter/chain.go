@@ -217,6 +217,9 @@ func (r *callRun) validateOutput() (Stage, error) {
 // protocol failure, or a tool error result. Errors raised in steps 4–6 go
 // to OnToolError (step 8) raw, before they are scrubbed.
 func (r *callRun) end(stage Stage, err error) response {
+	if resp, ok := r.startTask(stage, err); ok {
+		return resp
+	}
 	if more := (*InputRequired)(nil); stage == StageHandler && errors.As(err, &more) {
 		// Not a failure: the round ends asking the client for input.
 		result, rerr := r.f.inputRequired(r.call, more)
@@ -255,11 +258,11 @@ func (r *callRun) fail(stage Stage, err error) response {
 // the parent context: the call's own may have ended, and the audit write is
 // what the reserve was kept for.
 func (r *callRun) finish(started time.Time) {
-	r.finishRun()
-	r.out.Duration = time.Since(started)
 	if r.out.Err != nil {
 		r.out.Public = publicError(r.out.Err)
 	}
+	r.out.Duration = time.Since(started)
+	r.finishRun()
 	if r.call.MCP != nil && r.call.MCP.Outcome == "" {
 		r.call.MCP.Outcome = "complete"
 	}

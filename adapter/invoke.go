@@ -115,6 +115,8 @@ type response struct {
 	result json.RawMessage // a CallToolResult (or a tools/list / initialize result)
 	rpcErr *wire.RPCError
 	callID string
+	// startTask: the tool asked to run the call as a task (task.go).
+	startTask bool
 }
 
 // serve answers one decoded call.
@@ -155,7 +157,7 @@ func (f *Function) encode(d *decoded, r response) json.RawMessage {
 	var v any
 	switch d.source {
 	case SourceEnvelope:
-		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr}
+		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr, StartTask: r.startTask}
 	case SourceAgentCore:
 		if r.rpcErr != nil {
 			// AgentCore expects a CallToolResult; a protocol failure

@@ -146,6 +146,35 @@ func (r *callRun) startRun() (Stage, error) {
 	return StageDecode, nil
 }
 
+// StartTask, returned by a handler as its error, asks for the rest of the
+// call to run as a task: typically on the last synchronous round of a
+// multi-round call (MRTR before a task is resolved synchronously), once the
+// client's answers are in. The gateway then creates the task, answers the
+// client with it and invokes the function again, asynchronously, with the
+// same round — [Call.TaskID] then names the task. Only a tool whose
+// TaskSupport is optional or required may return it, and only outside a
+// task run; elsewhere it is an INTERNAL_SERVER_ERROR. It must come before
+// the handler does anything the task run will do again.
+func StartTask() error { return errStartTask }
+
+var errStartTask = errors.New("adapter: the handler asked to run the call as a task")
+
+// startTask answers a call whose handler returned StartTask.
+func (r *callRun) startTask(stage Stage, err error) (response, bool) {
+	if stage != StageHandler || !errors.Is(err, errStartTask) {
+		return response{}, false
+	}
+	if r.d.source != SourceEnvelope || r.d.task != "" || r.f.tool.tasks == TaskForbidden {
+		return r.fail(stage, NewError(CodeInternal, "Internal server error").
+			WithCause(errors.New("StartTask from a tool without task support, in a task run, or outside an mcpfn envelope"))), true
+	}
+	if r.call.MCP != nil {
+		r.call.MCP.Outcome = "task"
+	}
+	r.out.Stage = StageDone
+	return response{startTask: true, callID: r.call.ID}, true
+}
+
 // errInterrupted ends a destructive task whose earlier run did not finish.
 var errInterrupted = NewError(CodeConflict, "interrupted; not re-run: an earlier run of this destructive task did not finish, and it is not run again")
 

@@ -14,13 +14,10 @@ import (
 // cancellation through [Store.Watch]; its Finish then fails with
 // [ErrCancelled] and the task stays cancelled.
 func (s *Store) Cancel(ctx context.Context, owner, id string) error {
-	if id == "" {
-		return ErrNotFound
-	}
 	now := s.now()
 	_, err := s.apply(ctx, update{
 		id:   id,
-		expr: "SET #status = :cancelled, #lastUpdatedAt = :nowMs, #version = #version + :one",
+		expr: "SET #status = :cancelled, " + touched,
 		cond: "#owner = :owner AND #status IN (:working, :inputRequired) AND #expiresAt > :now",
 		values: stamp(now, map[string]types.AttributeValue{
 			":cancelled":     str(string(StatusCancelled)),

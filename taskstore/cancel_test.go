@@ -76,3 +76,23 @@ func TestCancelIsScopedToTheOwner(t *testing.T) {
 		t.Errorf("status = %s", got.Status)
 	}
 }
+
+// An unauthenticated gateway may pass an empty owner: it is an owner like
+// any other, not "no owner".
+func TestEmptyOwnerIsAnOwner(t *testing.T) {
+	s, _ := newStore(t, taskstore.Options{})
+	ctx := t.Context()
+	task, err := s.Create(ctx, taskstore.NewTask{Owner: "", Tool: "slow_compute"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get(ctx, alice, task.ID)
+	wantErr(t, "Get by alice", err, taskstore.ErrNotFound)
+	if err := s.Cancel(ctx, "", task.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "", task.ID)
+	if err != nil || got.Status != taskstore.StatusCancelled {
+		t.Fatalf("Get: %+v, %v", got, err)
+	}
+}

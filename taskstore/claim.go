@@ -20,22 +20,17 @@ import (
 // After tasks/update resumes a task the holder is cleared, so the next
 // round's run (a new request id) can claim it.
 func (s *Store) Claim(ctx context.Context, id, runID string) (*Task, error) {
-	if id == "" {
-		return nil, ErrNotFound
+	if runID == "" {
+		return nil, errNoRunID
 	}
-	now := s.now()
-	it, err := s.apply(ctx, update{
-		id:   id,
-		expr: "SET #runId = :run, #attempts = if_not_exists(#attempts, :zero) + :one, #version = #version + :one",
-		cond: "#status = :working AND #expiresAt > :now AND (attribute_not_exists(#runId) OR #runId = :run)",
-		values: stamp(now, map[string]types.AttributeValue{
-			":run":     str(runID),
-			":zero":    num(0),
-			":working": str(string(StatusWorking)),
-		}),
-	})
+	it, err := s.applyWhileWorking(ctx, update{
+		id:     id,
+		expr:   "SET #runId = :run, #attempts = if_not_exists(#attempts, :zero) + :one, #version = #version + :one",
+		cond:   "#status = :working AND #expiresAt > :now AND (attribute_not_exists(#runId) OR #runId = :run)",
+		values: map[string]types.AttributeValue{":zero": num(0)},
+	}, runID)
 	if err != nil {
-		return nil, whyNotWorking(err, now)
+		return nil, err
 	}
 	return it.task()
 }

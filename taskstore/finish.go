@@ -39,17 +39,8 @@ func (s *Store) Finish(ctx context.Context, id, runID string, o Outcome) error {
 			return err
 		}
 	}
-	now := s.now()
-	values[":working"] = str(string(StatusWorking))
-	values[":run"] = str(runID)
-	_, err = s.apply(ctx, update{
-		id:     id,
-		expr:   "SET " + set + ", #lastUpdatedAt = :nowMs, #version = #version + :one",
-		cond:   "#status = :working AND #runId = :run AND #expiresAt > :now",
-		values: stamp(now, values),
-	})
-	if err != nil {
-		return whyNotWorking(err, now)
+	if _, err := s.applyWhileWorking(ctx, update{id: id, expr: "SET " + set + ", " + touched, cond: heldByRun, values: values}, runID); err != nil {
+		return err
 	}
 	return tooLarge
 }
@@ -122,21 +113,13 @@ func (s *Store) SetStatusMessage(ctx context.Context, id, runID, message string)
 	if runID == "" {
 		return errNoRunID
 	}
-	now := s.now()
-	_, err := s.apply(ctx, update{
-		id:   id,
-		expr: "SET #statusMessage = :message, #lastUpdatedAt = :nowMs, #version = #version + :one",
-		cond: "#status = :working AND #runId = :run AND #expiresAt > :now",
-		values: stamp(now, map[string]types.AttributeValue{
-			":message": str(message),
-			":working": str(string(StatusWorking)),
-			":run":     str(runID),
-		}),
-	})
-	if err != nil {
-		return whyNotWorking(err, now)
-	}
-	return nil
+	_, err := s.applyWhileWorking(ctx, update{
+		id:     id,
+		expr:   "SET #statusMessage = :message, " + touched,
+		cond:   heldByRun,
+		values: map[string]types.AttributeValue{":message": str(message)},
+	}, runID)
+	return err
 }
 
 // Abandon records a working task as failed with e whichever run holds it:
@@ -148,16 +131,11 @@ func (s *Store) Abandon(ctx context.Context, id string, e RPCError) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	values[":working"] = str(string(StatusWorking))
-	_, err = s.apply(ctx, update{
+	_, err = s.applyWhileWorking(ctx, update{
 		id:     id,
-		expr:   "SET " + set + ", #lastUpdatedAt = :nowMs, #version = #version + :one",
+		expr:   "SET " + set + ", " + touched,
 		cond:   "#status = :working AND #expiresAt > :now",
-		values: stamp(now, values),
-	})
-	if err != nil {
-		return whyNotWorking(err, now)
-	}
-	return nil
+		values: values,
+	}, "")
+	return err
 }

@@ -24,7 +24,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*Task, error) {
 // read returns the live task id, whoever owns it: ErrNotFound when absent,
 // expired or not a task (a cancel marker).
 func (s *Store) read(ctx context.Context, id string) (*item, error) {
-	if id == "" {
+	if !validID(id) {
 		return nil, ErrNotFound
 	}
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{

@@ -1,6 +1,8 @@
 package taskstore_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +54,21 @@ func TestCancelMarkerIsNotATask(t *testing.T) {
 	_, err = s.Claim(ctx, id, "run-1")
 	wantErr(t, "Claim", err, taskstore.ErrNotFound)
 	wantErr(t, "Cancel", s.Cancel(ctx, alice, id), taskstore.ErrNotFound)
+}
+
+// Ids come from clients: anything that is not a task id is not found,
+// not a DynamoDB validation error (a key longer than 2048 bytes is one).
+func TestMalformedIDsAreNotFound(t *testing.T) {
+	s, _ := newStore(t, taskstore.Options{})
+	ctx := t.Context()
+	for _, id := range []string{"", "short", strings.Repeat("A", 3000), "AAAAAAAAAAAAAAAAAAAAA#", "AAAAAAAAAAAAAAAAAAAAA="} {
+		_, err := s.Get(ctx, alice, id)
+		wantErr(t, "Get", err, taskstore.ErrNotFound)
+		wantErr(t, "Cancel", s.Cancel(ctx, alice, id), taskstore.ErrNotFound)
+		_, _, err = s.Update(ctx, alice, id, nil)
+		wantErr(t, "Update", err, taskstore.ErrNotFound)
+		_, err = s.Claim(ctx, id, "req-1")
+		wantErr(t, "Claim", err, taskstore.ErrNotFound)
+		wantErr(t, "Finish", s.Finish(ctx, id, "req-1", taskstore.Completed(json.RawMessage(`{}`))), taskstore.ErrNotFound)
+	}
 }

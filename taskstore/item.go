@@ -13,8 +13,10 @@ import (
 // epoch milliseconds, except expiresAt, the TTL attribute, which DynamoDB
 // wants in epoch seconds.
 type item struct {
-	TaskID         string `dynamodbav:"taskId"`
-	Owner          string `dynamodbav:"owner,omitempty"`
+	TaskID string `dynamodbav:"taskId"`
+	// Owner is always written, even empty: conditions compare it, and an
+	// absent attribute would fail "#owner = :owner" for the empty owner.
+	Owner          string `dynamodbav:"owner"`
 	Tool           string `dynamodbav:"tool,omitempty"`
 	Function       string `dynamodbav:"function,omitempty"`
 	CallID         string `dynamodbav:"callId,omitempty"`
@@ -38,23 +40,16 @@ type item struct {
 	MarkedAt int64 `dynamodbav:"markedAt,omitempty"`
 }
 
-// Attribute names, for expressions.
+// The TasksTable's hash key (type S) and TTL attribute, as template.yaml
+// must declare them; templatetest checks it does.
 const (
-	attrID            = "taskId"
-	attrOwner         = "owner"
-	attrStatus        = "status"
-	attrStatusMessage = "statusMessage"
-	attrLastUpdatedAt = "lastUpdatedAt"
-	attrExpiresAt     = "expiresAt"
-	attrInputRequests = "inputRequests"
-	attrRequestState  = "requestState"
-	attrAnswered      = "answered"
-	attrResult        = "result"
-	attrError         = "error"
-	attrRunID         = "runId"
-	attrAttempts      = "attempts"
-	attrVersion       = "version"
+	KeyAttribute = "taskId"
+	TTLAttribute = "expiresAt"
 )
+
+// attrID is the table's key. Expressions name the other attributes as
+// #name, after the dynamodbav tags above (see attributeNames).
+const attrID = KeyAttribute
 
 // expired reports whether an item with expiresAt (epoch seconds) is past
 // its lifetime at now. Conditions use the same rule: expiresAt > now.

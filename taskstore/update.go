@@ -73,11 +73,11 @@ func (s *Store) updateOnce(ctx context.Context, owner, id string, responses map[
 	if len(b) > s.opts.MaxPayloadBytes {
 		return nil, false, fmt.Errorf("%w: input responses of %d bytes exceed the %s limit", ErrTooLarge, len(b), s.limit())
 	}
-	expr := "SET #answered = :answered, #lastUpdatedAt = :nowMs, #version = #version + :one"
+	expr := "SET #answered = :answered, " + touched
 	if resume {
 		// The next round is a new invocation with a new request id: it
 		// must be able to claim the task.
-		expr = "SET #answered = :answered, #status = :working, #lastUpdatedAt = :nowMs, #version = #version + :one REMOVE #runId, #attempts"
+		expr = "SET #answered = :answered, #status = :working, " + touched + " REMOVE #runId, #attempts"
 	}
 	now := s.now()
 	it, err := s.apply(ctx, update{

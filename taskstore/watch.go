@@ -12,10 +12,13 @@ import (
 // returned channel once the task is cancelled (or gone: expired or
 // deleted). It stops polling, without closing, when ctx ends: run it only
 // while a handler runs, with the handler's context. Read errors are
-// retried at the next tick. Each poll is one strongly consistent read of
-// two small attributes (1 read request unit).
+// retried at the next tick. Each poll is one strongly consistent read,
+// billed on the whole item (1 read unit per 4 KB), projection or not.
 func (s *Store) Watch(ctx context.Context, id string, interval time.Duration) <-chan struct{} {
 	return s.poll(ctx, interval, func(ctx context.Context) bool {
+		if !validID(id) {
+			return true // no such task: gone
+		}
 		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName:                aws.String(s.table),
 			Key:                      key(id),
@@ -56,6 +59,9 @@ func (s *Store) poll(ctx context.Context, interval time.Duration, stop func(cont
 			stopped := stop(ctx)
 			if s.afterPoll != nil {
 				s.afterPoll()
+			}
+			if ctx.Err() != nil {
+				return // the handler ended first: nothing to cancel
 			}
 			if stopped {
 				close(done)

@@ -33,6 +33,9 @@ func (e *errCondition) Error() string { return "taskstore: conditional write los
 // returns an *errCondition carrying the item as DynamoDB saw it, which the
 // caller classifies (see whyNotWorking).
 func (s *Store) apply(ctx context.Context, u update) (*item, error) {
+	if !validID(u.id) {
+		return nil, &errCondition{} // as if there were no such item
+	}
 	names := attributeNames(u.expr, u.cond)
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
@@ -58,6 +61,29 @@ func (s *Store) apply(ctx context.Context, u update) (*item, error) {
 		return nil, fmt.Errorf("taskstore: updating task %s: %w", u.id, err)
 	}
 	return decodeItem(out.Attributes)
+}
+
+// Expression parts the state transitions share.
+const (
+	// heldByRun: the task is working, held by :run, and alive.
+	heldByRun = "#status = :working AND #runId = :run AND #expiresAt > :now"
+	// touched: a visible change of the task.
+	touched = "#lastUpdatedAt = :nowMs, #version = #version + :one"
+)
+
+// applyWhileWorking runs u, which requires a working task, with the clock,
+// :working and :run (runID) among its values, and turns a refusal into
+// the error the API documents.
+func (s *Store) applyWhileWorking(ctx context.Context, u update, runID string) (*item, error) {
+	now := s.now()
+	u.values[":working"] = str(string(StatusWorking))
+	u.values[":run"] = str(runID)
+	u.values = stamp(now, u.values)
+	it, err := s.apply(ctx, u)
+	if err != nil {
+		return nil, whyNotWorking(err, now)
+	}
+	return it, nil
 }
 
 // whyNotWorking turns a lost write that required "working, held by runID"

@@ -99,13 +99,19 @@ type EnvelopeMCP struct {
 }
 
 // EnvelopeResponse is a tool function's answer to an envelope: exactly one of
-// Result (an MCP CallToolResult) or Error (a JSON-RPC error object, for
-// protocol failures such as an unknown tool).
+// Result (an MCP CallToolResult), Error (a JSON-RPC error object, for
+// protocol failures such as an unknown tool) or StartTask.
 type EnvelopeResponse struct {
 	Version string          `json:"mcpfn"`
 	CallID  string          `json:"callId,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *RPCError       `json:"error,omitempty"`
+	// StartTask: the tool (one that supports tasks) asks for this call to
+	// run as a task. The gateway creates the task and invokes the function
+	// again, asynchronously, with the same envelope (its inputResponses and
+	// requestState too), a call token naming the task, and Task set. Only
+	// a synchronous call answers it.
+	StartTask bool `json:"startTask,omitempty"`
 }
 
 // Era is the MCP protocol era of a request.
