@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,16 +12,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
-	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/invokestream"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
-	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -98,29 +92,14 @@ func streamTool(release <-chan struct{}) *adapter.Tool {
 	})
 }
 
-// newStreamEnv is newEnv with the progress_wait tool, whose function
-// (fn-progress) shares fn-echo's call key.
+// newStreamEnv is newEnv with the progress_wait tool and its function
+// (fn-progress).
 func newStreamEnv(t *testing.T, release <-chan struct{}, opts ...envOption) *env {
 	tool := streamTool(release)
-	e := newEnv(t, append([]envOption{func(c *Config) {
+	return newEnv(t, append([]envOption{func(c *Config) {
 		c.Tools = append(c.Tools, tool)
 		c.Functions["progress_wait"] = "fn-progress"
-		c.KeySecrets["progress_wait"] = c.KeySecrets["echo_call"]
 	}}, opts...)...)
-	sm := secretsmanager.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(e.secrets.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
-	ring, err := calltoken.LoadKeyring(context.Background(), sm, secretsstandin.ARN("fn-echo-key"), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := calltoken.NewVerifier(calltoken.VerifierConfig{Audience: "fn-progress", Keyring: ring})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api.mu.Lock()
-	e.api.functions["fn-progress"] = adapter.New(tool, adapter.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), adapter.WithCallVerifier(v))
-	e.api.mu.Unlock()
-	return e
 }
 
 // The first progress frame reaches the go-sdk client while the handler is

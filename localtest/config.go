@@ -159,7 +159,7 @@ type FunctionSpec struct {
 	// default (2 retries, 6 hours).
 	EventInvoke *EventInvokeConfig
 	// BuildTags are build tags besides lambda.norpc: a build flavour such
-	// as mcpfn_noxraysdk.
+	// as mcpfn_xraysdk.
 	BuildTags []string
 	// Stripped builds the bootstrap trimmed and stripped, with the flags
 	// `make build` uses for Lambda (GOFLAGS_LAMBDA), so its size is the

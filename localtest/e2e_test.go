@@ -118,6 +118,7 @@ func testConfig(dir string) localtest.Config {
 		ExtraTools: []*adapter.Tool{faulty.Tool()},
 	}
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, benchFunctions()...)
+	cfg.ExtraFunctions = append(cfg.ExtraFunctions, afterResponseFunctions()...)
 	return cfg
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -35,6 +35,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/taskstore"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Dummy credentials every local component uses. DynamoDB Local runs with
@@ -281,7 +282,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 		fnBin := filepath.Join(binDir, sp.Name)
 		s.functions[sp.Name] = &function{stack: s, spec: *sp, binDir: fnBin, bootstrap: filepath.Join(fnBin, "bootstrap")}
-		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: sp.BuildTags, stripped: sp.Stripped})
+		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: withTracingFlavour(sp.BuildTags), stripped: sp.Stripped})
 	}
 	buildDone := make(chan error, 1)
 	buildStart := time.Now()
@@ -485,16 +486,17 @@ func (s *Stack) prepareFunction(f *function) error {
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.URL,
 		"AWS_XRAY_DAEMON_ADDRESS":          s.xray.Addr(),
 		"AWS_XRAY_CONTEXT_MISSING":         "LOG_ERROR",
-		// Locally every span goes both ways, with the same ids.
+		// Locally every span goes both ways, with the same ids, when the
+		// functions link OpenTelemetry (withTracingFlavour).
 		audit.EnvTracing:      audit.TracingBoth,
 		audit.EnvOTLPEndpoint: s.otlp.URL(),
 	}
-	if !audit.OTelBuilt {
+	if !audit.OTelBuilt && !slices.Contains(f.spec.BuildTags, otelTag) {
 		env[audit.EnvTracing] = audit.TracingXRay
 	}
 	// The frames' copies for streamed invokes (stream.go), and the tasks
 	// table where the template has one.
-	env[adapter.EnvLocalStreamURL] = s.streamURL()
+	env[wire.EnvLocalStreamURL] = s.streamURL()
 	if t := s.tables[tasksTableID]; t != "" {
 		env[taskstore.EnvTable] = t
 	}
@@ -505,6 +507,22 @@ func (s *Stack) prepareFunction(f *function) error {
 		f.environ = append(f.environ, k+"="+env[k])
 	}
 	return nil
+}
+
+// otelTag is the build tag that links the OpenTelemetry emitter (audit).
+const otelTag = "mcpfn_otel"
+
+// withTracingFlavour returns a function's build tags with mcpfn_otel added
+// when this process links OpenTelemetry itself (built with -tags
+// mcpfn_otel, as `make test` runs this package's tests): the stack's
+// functions are then the tracing flavour and send their spans to the OTLP
+// stand-in as the in-process gateway does. Otherwise they are built as
+// deployed by default, X-Ray only (docs/tracing.md).
+func withTracingFlavour(tags []string) []string {
+	if !audit.OTelBuilt || slices.Contains(tags, otelTag) {
+		return tags
+	}
+	return append(slices.Clip(tags), otelTag)
 }
 
 // warmAll starts PoolSize emulators of every function, all functions at
@@ -622,6 +640,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		audit.EnvTracing:        true,
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
+		gateway.EnvTaskRunWindow: true,
 	}
 	var errs []error
 	local := make(map[string]string, len(env))
@@ -638,15 +657,18 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 	local[gateway.EnvJWTIssuer] = s.iss.url
 	local[gateway.EnvJWTAudience] = Audience
 	local[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
-	if t := s.tables[tasksTableID]; t != "" {
-		local[taskstore.EnvTable] = t
-	}
 	// The auditor is bound by the stack, to DynamoDB Local: ConfigFrom
 	// would build one from the process's AWS configuration.
-	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable} {
+	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable, taskstore.EnvTable} {
 		delete(local, k)
 	}
 	cfg, err := gateway.ConfigFrom(func(k string) string { return local[k] })
+	// The tasks table too is bound by the stack, to DynamoDB Local.
+	if t := s.tables[tasksTableID]; t != "" {
+		_, opts, oerr := taskstore.OptionsFromEnv(func(k string) string { return env[k] })
+		err = errors.Join(err, oerr)
+		cfg.Tasks = taskstore.New(s.DynamoDB(), t, opts)
+	}
 	return cfg, errors.Join(append(errs, err)...)
 }
 

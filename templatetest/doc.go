@@ -5,8 +5,10 @@
 // builds its own functions/<dir> and the other way round, every catalog tool
 // has a main.go, a function, the gateway's forward and a sam local event
 // (each gap named with what to add), every role grants exactly the calls its
-// code makes (derived from the handlers' source, not listed), and the build
-// produces what Lambda runs.
+// code makes (derived from the handlers' source, not listed), every
+// tool-dependent part of template.yaml is what `make template`
+// (internal/gentemplate) writes from the catalog and the tool functions, and
+// the build produces what Lambda runs.
 //
 // The template is read twice: by github.com/awslabs/goformation/v7, which
 // types the resources (and rejects a resource type it does not know), and by

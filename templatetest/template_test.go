@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/internal/gentemplate"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
@@ -75,7 +76,7 @@ func TestANewToolWithoutItsPiecesFails(t *testing.T) {
 	gaps := strings.Join(toolGaps(t, append(names, "broadcast_count")), "\n")
 	for _, want := range []string{
 		"tool broadcast_count: no functions/broadcast_count/main.go",
-		"tool broadcast_count: the gateway does not forward it: template.yaml needs an AWS::Serverless::Function BroadcastCountFunction and broadcast_count=${BroadcastCountFunction} in GatewayFunction's MCPFN_TOOL_FUNCTIONS",
+		"tool broadcast_count: the gateway does not forward it: template.yaml needs an AWS::Serverless::Function BroadcastCountFunction (docs/guide/write-a-tool.md, step 3), then `make template`",
 	} {
 		if !strings.Contains(gaps, want) {
 			t.Errorf("the gaps of a new tool\n%s\ndo not say\n%s", gaps, want)
@@ -100,8 +101,12 @@ func toolGaps(t *testing.T, tools []string) []string {
 		}
 		id, ok := forwards[name]
 		if !ok {
-			want := logicalID(name)
-			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway does not forward it: template.yaml needs an %s %s and %s=${%s} in GatewayFunction's MCPFN_TOOL_FUNCTIONS (docs/guide/write-a-tool.md, step 3)", name, serverlessFunction, want, name, want))
+			want := gentemplate.FunctionID(name)
+			if _, written := rt.Resource(want); !written {
+				gaps = append(gaps, fmt.Sprintf("tool %s: the gateway does not forward it: template.yaml needs an %s %s (docs/guide/write-a-tool.md, step 3), then `make template`", name, serverlessFunction, want))
+				continue
+			}
+			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway does not forward it to %s: run `make template`", name, want))
 			continue
 		}
 		res, ok := rt.Resource(id)
@@ -123,18 +128,6 @@ func toolGaps(t *testing.T, tools []string) []string {
 		}
 	}
 	return gaps
-}
-
-// logicalID is the template's name for a tool's function:
-// broadcast_create → BroadcastCreateFunction.
-func logicalID(tool string) string {
-	var b strings.Builder
-	for part := range strings.SplitSeq(tool, "_") {
-		if part != "" {
-			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-		}
-	}
-	return b.String() + "Function"
 }
 
 // gatewayToolFunctions parses GatewayFunction's MCPFN_TOOL_FUNCTIONS

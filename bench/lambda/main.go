@@ -89,7 +89,9 @@ const (
 var flavours = slices.Concat(
 	[]flavour{{name: bareFn, label: "bare aws-lambda-go", pkg: "./localtest/internal/bare"}},
 	echo(""),
-	echo("NoXRaySDK", "mcpfn_noxraysdk"),
+	echo("TracingSDKs", "mcpfn_xraysdk", "mcpfn_otel"),
+	echo("XRaySDK", "mcpfn_xraysdk"),
+	echo("OTel", "mcpfn_otel"),
 )
 
 // echo is the pair of flavours (audit off, audit on) of the echo tool built
