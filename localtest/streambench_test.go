@@ -3,7 +3,6 @@ package localtest_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -32,14 +31,7 @@ func TestStreamingLatency(t *testing.T) {
 		t.Skipf("set %s=1 to measure", benchEnv)
 	}
 	st, dir := streamStack(t)
-	client := mcp.NewClient(&mcp.Implementation{Name: "stream-bench", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
-		Endpoint: st.MCPURL(), HTTPClient: &http.Client{Transport: bearer{st.Token()}, Timeout: time.Minute},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectTo(t, st)
 	const warmup, n = 20, 300
 	var plain, streamed []time.Duration
 	for i := range warmup + n {
