@@ -156,6 +156,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		FunctionVersion:   call.Lambda.FunctionVersion,
 		ColdStart:         call.Lambda.ColdStart,
 		Destructive:       tool.Destructive() && call.Tool == tool.Name(),
+		TaskID:            call.TaskID(),
 	}
 	if m := call.MCP; m != nil {
 		row.MCPEra, row.MCPMethod, row.ProtocolVersion = string(m.Era), m.Method, m.ProtocolVersion
@@ -183,6 +184,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	row.Stage = string(out.Stage)
 	row.ResultBytes = len(out.Result)
 	row.Panicked = out.Panicked
+	row.Cancelled = out.Public != nil && out.Public.Code == CodeCancelled
 	if out.Err != nil {
 		pub := out.Public
 		row.ErrorCode, row.ErrorMessage = string(pub.Code), pub.Message
@@ -197,9 +199,9 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 				row.ErrorDetails = b
 			}
 		}
-		if row.Destructive && out.Stage == StageHandler && pub.Code == CodeTimeout {
-			// Answered before the handler was seen to finish: it may
-			// have taken effect.
+		if row.Destructive && out.Stage == StageHandler && (pub.Code == CodeTimeout || pub.Code == CodeCancelled) {
+			// Answered before the handler was seen to finish (or
+			// cancelled while it ran): it may have taken effect.
 			row.Outcome = audit.OutcomeUnknown
 		}
 	}

@@ -41,7 +41,7 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) err
 	// AgentCore path, nor an interceptor token an envelope.
 	want := calltoken.Expect{Tool: d.toolName, Args: d.args, Signer: calltoken.SignerInterceptor}
 	if d.source == SourceEnvelope {
-		want.CallID, want.Signer = d.callID, calltoken.SignerGateway
+		want.CallID, want.Signer, want.Task = d.callID, calltoken.SignerGateway, d.task
 	}
 	claims, err := v.Verify(ctx, d.callToken, want)
 	if err != nil {

@@ -64,11 +64,11 @@ func bounded[T any](ctx context.Context, call *Call, fn func(context.Context, *C
 		select {
 		case r = <-done: // returned at the same instant: its answer counts
 		default:
-			return stepResult[T]{err: ctx.Err(), timedOut: true}, done
+			return stepResult[T]{err: context.Cause(ctx), timedOut: true}, done
 		}
 	}
 	if r.err != nil && ctx.Err() != nil && errors.Is(r.err, ctx.Err()) {
-		return stepResult[T]{err: ctx.Err(), timedOut: true}, nil
+		return stepResult[T]{err: context.Cause(ctx), timedOut: true}, nil
 	}
 	return r, nil
 }

@@ -59,7 +59,16 @@ type Call struct {
 	// Multi-round input (multiround.go).
 	inputResponses map[string]json.RawMessage
 	requestState   string
+
+	// Long-running calls: where Progress and Log go (progress.go), and the
+	// task this call runs (task.go).
+	notes  *notifier
+	taskID string
 }
+
+// TaskID returns the id of the task this call runs (the MCP Tasks
+// extension), "" for a synchronous call.
+func (c *Call) TaskID() string { return c.taskID }
 
 // LambdaFacts are the execution facts of the invocation.
 type LambdaFacts struct {
@@ -143,6 +152,7 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 		c.ID = base + "#" + strconv.Itoa(index)
 	}
 	c.trace = traceOf(ctx, d, started)
+	c.notes = newNotifier(d.toolName, d.stream, d.frames)
 	c.creds.provider = f.opts.credentials
 	return c
 }

@@ -24,6 +24,14 @@ type callRun struct {
 	output   any                                       // from steps 5 and 6
 	replaced bool                                      // AfterHandle replaced the output
 	out      Outcome
+
+	// Long-running calls (task.go, cancel.go): cancel ends ctx with a
+	// cause; stopWatch ends the watch of the call's cancel record; task is
+	// the task a task run claimed; rpcErr is a protocol failure's answer.
+	cancel    context.CancelCauseFunc
+	stopWatch context.CancelFunc
+	task      *taskRun
+	rpcErr    *wire.RPCError
 }
 
 // callSteps are steps 1–7 of the chain, in order. Each returns the stage at
@@ -31,6 +39,7 @@ type callRun struct {
 var callSteps = [...]func(*callRun) (Stage, error){
 	(*callRun).checkDecoded,   // 1: the payload named this tool, well formed
 	(*callRun).authenticate,   // 1: who is calling (identity.go, authenticate.go)
+	(*callRun).startRun,       // 1: claim a task run, watch for a cancel (task.go)
 	(*callRun).openRound,      // 1: a multi-round retry's state and answers (multiround.go)
 	(*callRun).beforeToolCall, // 2
 	(*callRun).validateInput,  // 3 (validate.go)
@@ -49,6 +58,8 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		r.ctx, cancel = context.WithDeadline(r.ctx, dl.Add(-f.opts.reserve))
 		defer cancel()
 	}
+	r.ctx, r.cancel = context.WithCancelCause(r.ctx)
+	defer r.cancel(nil)
 	defer r.finish(started)
 	for _, step := range callSteps {
 		if stage, err := step(r); err != nil {
@@ -206,6 +217,9 @@ func (r *callRun) validateOutput() (Stage, error) {
 // protocol failure, or a tool error result. Errors raised in steps 4–6 go
 // to OnToolError (step 8) raw, before they are scrubbed.
 func (r *callRun) end(stage Stage, err error) response {
+	if resp, ok := r.startTask(stage, err); ok {
+		return resp
+	}
 	if more := (*InputRequired)(nil); stage == StageHandler && errors.As(err, &more) {
 		// Not a failure: the round ends asking the client for input.
 		result, rerr := r.f.inputRequired(r.call, more)
@@ -224,7 +238,8 @@ func (r *callRun) end(stage Stage, err error) response {
 	}
 	if pe := (*protocolError)(nil); errors.As(err, &pe) {
 		r.fail(stage, pe.err)
-		return response{rpcErr: &wire.RPCError{Code: pe.rpcCode, Message: pe.err.Message}, callID: r.call.ID}
+		r.rpcErr = &wire.RPCError{Code: pe.rpcCode, Message: pe.err.Message}
+		return response{rpcErr: r.rpcErr, callID: r.call.ID}
 	}
 	return r.fail(stage, err)
 }
@@ -243,10 +258,11 @@ func (r *callRun) fail(stage Stage, err error) response {
 // the parent context: the call's own may have ended, and the audit write is
 // what the reserve was kept for.
 func (r *callRun) finish(started time.Time) {
-	r.out.Duration = time.Since(started)
 	if r.out.Err != nil {
 		r.out.Public = publicError(r.out.Err)
 	}
+	r.out.Duration = time.Since(started)
+	r.finishRun()
 	if r.call.MCP != nil && r.call.MCP.Outcome == "" {
 		r.call.MCP.Outcome = "complete"
 	}
@@ -268,6 +284,9 @@ func (res stepResult[T]) failure(f *Function, stage Stage) error {
 // effect; a destructive tool that is not idempotent must then not be retried
 // blindly, as the gateway says of a call it lost (gateway/forward.go).
 func (f *Function) timeoutError(stage Stage, cause error) *Error {
+	if errors.Is(cause, errCallCancelled) {
+		return f.cancelledError(stage, cause)
+	}
 	const msg = "the tool did not finish within its time limit"
 	if !f.tool.destructive || (stage != StageHandler && stage != StageAfterHandle) {
 		return NewError(CodeTimeout, msg).WithHint("retry; if it keeps timing out, narrow the request").WithCause(cause)

@@ -39,6 +39,13 @@ type decoded struct {
 	inputResponses json.RawMessage
 	requestState   string
 	isNotify       bool // JSON-RPC notification: no response
+	// Long-running calls (envelope): what the gateway relays, the task the
+	// call runs, the cancel marker to watch; frames is where a streamed
+	// call's frames go (set by InvokeStream).
+	stream *wire.StreamRequest
+	task   string
+	cancel *wire.CancelMarker
+	frames *wire.StreamWriter
 
 	// err is why the call cannot run. rpcCode != 0 makes it a protocol
 	// failure (a JSON-RPC error), otherwise it is a tool error result.

@@ -37,6 +37,12 @@ func decodedEnvelope(env wire.Envelope) *decoded {
 
 		inputResponses: env.Params.InputResponses,
 		requestState:   env.Params.RequestState,
+
+		stream: env.Stream,
+		cancel: env.Cancel,
+	}
+	if env.Task != nil {
+		d.task = env.Task.ID
 	}
 	if env.MCP.Method != "" {
 		d.method = env.MCP.Method

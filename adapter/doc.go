@@ -37,6 +37,12 @@
 //   - audit.go: the audit stage, an ordinary hook set that turns the call into
 //     rows for a [Recorder]; auditenv.go builds one from the environment.
 //
+// Long-running calls (docs/long-running.md): progress.go ([Call.Progress],
+// [Call.Log], their throttle), invoke.go's [Function.InvokeStream] (a
+// streamed answer), task.go (a task run: claim, watch, record the outcome;
+// [TaskSupport]), cancel.go (a caller's cancel reaching the handler's
+// context), localstream.go (the local stack's copy of a stream: local only).
+//
 // Invoke never returns a Lambda function error: every payload, however
 // malformed, is answered in the caller's format and observed by AfterToolCall
 // once, so it is audited.

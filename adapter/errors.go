@@ -25,6 +25,9 @@ const (
 	CodeTimeout         Code = "TIMEOUT"
 	CodeUnavailable     Code = "UNAVAILABLE"
 	CodeInternal        Code = "INTERNAL_SERVER_ERROR"
+	// CodeCancelled: the caller cancelled the call (tasks/cancel or
+	// notifications/cancelled) and its handler stopped.
+	CodeCancelled Code = "CANCELLED"
 )
 
 // retryableByDefault says whether a caller may retry the same call unchanged.
@@ -38,7 +41,7 @@ var retryableByDefault = map[Code]bool{
 // Codes returns every registered code, in a stable order.
 func Codes() []Code {
 	return []Code{CodeValidation, CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound,
-		CodeConflict, CodePayloadTooLarge, CodeRateLimited, CodeTimeout, CodeUnavailable, CodeInternal}
+		CodeConflict, CodePayloadTooLarge, CodeRateLimited, CodeTimeout, CodeUnavailable, CodeInternal, CodeCancelled}
 }
 
 // Retryable reports the registry's default for c: true for RATE_LIMITED,

@@ -1,8 +1,10 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +20,59 @@ import (
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
+	return f.answer(ctx, decodeInvocation(payload, lc, f.opts.limits), lc, started)
+}
+
+// InvokeStream is Invoke for a runtime that streams responses ([Start]
+// serves it): an envelope that asks for a stream (its Stream) is answered
+// with NDJSON (package wire, stream.go) — the call's progress and log
+// frames as they happen, then the payload Invoke would have answered —
+// written into the reader while the call runs. Every other payload is
+// answered exactly as Invoke answers it.
+func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
+	started := time.Now()
+	lc, _ := lambdacontext.FromContext(ctx)
 	inv := decodeInvocation(payload, lc, f.opts.limits)
+	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
+		out, _ := f.answer(ctx, inv, lc, started)
+		return jsonBody{r: bytes.NewReader(out)}
+	}
+	pr, pw := io.Pipe()
+	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
+	inv.calls[0].frames = w
+	go func() {
+		var out []byte
+		defer func() { pw.CloseWithError(w.Final(out)) }()
+		out, _ = f.answer(ctx, inv, lc, started)
+	}()
+	return ndjsonBody{r: pr}
+}
+
+// Streaming is the function as Start hands it to aws-lambda-go: a handler
+// returning an io.Reader, which the runtime streams (the Runtime API's
+// chunked response; InvokeWithResponseStream and Function URLs in
+// RESPONSE_STREAM mode relay it as it comes). Lambda accepts only JSON
+// payloads, so the runtime's JSON decoding of the payload changes nothing.
+func (f *Function) Streaming() func(context.Context, json.RawMessage) (io.Reader, error) {
+	return func(ctx context.Context, payload json.RawMessage) (io.Reader, error) {
+		return f.InvokeStream(ctx, payload), nil
+	}
+}
+
+// jsonBody and ndjsonBody tell the runtime their content type. Neither has
+// an exported field: aws-lambda-go streams a reader whose JSON is "{}".
+type (
+	jsonBody   struct{ r io.Reader }
+	ndjsonBody struct{ r io.Reader }
+)
+
+func (b jsonBody) Read(p []byte) (int, error)   { return b.r.Read(p) }
+func (b ndjsonBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (jsonBody) ContentType() string            { return "application/json" }
+func (ndjsonBody) ContentType() string          { return "application/x-ndjson" }
+
+// answer serves an invocation's calls and encodes their answer.
+func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {
 	cold := !f.warmed.Swap(true) && processCold.Swap(false)
 
 	if !inv.batch {
@@ -61,6 +115,8 @@ type response struct {
 	result json.RawMessage // a CallToolResult (or a tools/list / initialize result)
 	rpcErr *wire.RPCError
 	callID string
+	// startTask: the tool asked to run the call as a task (task.go).
+	startTask bool
 }
 
 // serve answers one decoded call.
@@ -101,7 +157,7 @@ func (f *Function) encode(d *decoded, r response) json.RawMessage {
 	var v any
 	switch d.source {
 	case SourceEnvelope:
-		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr}
+		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr, StartTask: r.startTask}
 	case SourceAgentCore:
 		if r.rpcErr != nil {
 			// AgentCore expects a CallToolResult; a protocol failure

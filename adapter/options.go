@@ -55,6 +55,7 @@ type options struct {
 	stateKey       []byte
 	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
 	verifier       *calltoken.Verifier
+	tasks          taskOptions // task.go
 }
 
 // Option configures a [Function].

@@ -20,7 +20,9 @@ import (
 // every call; MCPFN_CALL_KEY_SECRET names the Secrets Manager secret this
 // function's call tokens are verified with (and its multi-round request
 // state sealed with), loaded once at cold start. Environment-scoped
-// teardowns run on SIGTERM. A configuration that cannot be loaded stops the
+// teardowns run on SIGTERM. MCPFN_TASKS_TABLE gives it the tasks table it
+// runs tasks and watches cancels with (docs/long-running.md). Answers are
+// streamed when the envelope asks for it ([Function.InvokeStream]). A configuration that cannot be loaded stops the
 // function: it never runs unaudited or unverified by accident.
 func Start(tool *Tool, opts ...Option) {
 	ctx := context.Background()
@@ -45,6 +47,11 @@ func Start(tool *Tool, opts ...Option) {
 			os.Exit(1)
 		}
 	}
-	fn := New(tool, append(opts, withEnvironmentTeardown())...)
-	lambda.StartWithOptions(fn, lambda.WithEnableSIGTERM(fn.Shutdown))
+	taskOpts, err := taskOptionsFromEnv(ctx, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpfn: tasks configuration: %v\n", err)
+		os.Exit(1)
+	}
+	fn := New(tool, append(append(opts, taskOpts...), withEnvironmentTeardown())...)
+	lambda.StartWithOptions(fn.Streaming(), lambda.WithEnableSIGTERM(fn.Shutdown))
 }

@@ -64,6 +64,11 @@ type ToolDef[In, Out any] struct {
 	RefineInput  Refine
 	RefineOutput Refine
 
+	// TaskSupport says whether the tool runs as a task of the MCP Tasks
+	// extension (default forbidden): a long-running tool is optional or
+	// required.
+	TaskSupport TaskSupport
+
 	// Handler runs the tool. A definition declared for a catalog has none
 	// yet; Define requires one.
 	Handler HandlerFunc[In, Out]
@@ -107,6 +112,7 @@ type Tool struct {
 	name, title, description        string
 	readOnly, destructive, idem, ow bool
 	scopes                          []string
+	tasks                           TaskSupport
 	needs                           []CredentialNeed
 	inSchema, outSchema             *jsonschema.Schema
 	inResolved, outResolved         *jsonschema.Resolved
@@ -173,6 +179,10 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if !toolName.MatchString(d.Name) {
 		return nil, fmt.Errorf("adapter: tool name %q must match %s", d.Name, toolName)
 	}
+	tasks, ok := d.TaskSupport.normal()
+	if !ok {
+		return nil, fmt.Errorf("adapter: tool %q: TaskSupport %q is not forbidden, optional or required", d.Name, d.TaskSupport)
+	}
 	in, err := schemaFor[In](d.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: tool %q input schema: %w", d.Name, err)
@@ -211,7 +221,7 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	return &Tool{
 		name: d.Name, title: d.Title, description: d.Description,
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
-		scopes: append([]string(nil), d.Scopes...), needs: append([]CredentialNeed(nil), d.Credentials...),
+		scopes: append([]string(nil), d.Scopes...), tasks: tasks, needs: append([]CredentialNeed(nil), d.Credentials...),
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
 		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {

@@ -66,7 +66,11 @@ type Row struct {
 	// the caller, recorded beside the subject (the role), never as it.
 	CallerRoleSession string `json:"callerRoleSession,omitempty" dynamodbav:"callerRoleSession,omitempty"`
 	Tenant            string `json:"tenant,omitempty" dynamodbav:"tenant,omitempty"`
-	SessionID         string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
+	// TaskID is the task the call ran (the MCP Tasks extension), if any.
+	TaskID string `json:"taskId,omitempty" dynamodbav:"taskId,omitempty"`
+	// Cancelled: the caller cancelled the call while it ran.
+	Cancelled bool   `json:"cancelled,omitempty" dynamodbav:"cancelled,omitempty"`
+	SessionID string `json:"sessionId,omitempty" dynamodbav:"sessionId,omitempty"`
 
 	// Trace: span = the call's X-Ray subsegment id (and its OTLP span id);
 	// parent = the trace header's Parent; trace = its Root. Without an

@@ -300,3 +300,34 @@ func TestFunctionName(t *testing.T) {
 		}
 	}
 }
+
+// A token names the task run it was minted for, or none: a token for a
+// synchronous call cannot start (or finish) a task run, a task's token
+// cannot run the call synchronously, and one task's token cannot run
+// another task.
+func TestTaskClaimMustMatch(t *testing.T) {
+	gw := calltoken.NewSigner(calltoken.SignerGateway)
+	gw.Add("broadcast_delete", "fn-delete", ring(t, secretA), nil)
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	sync := sign(t, gw, call())
+	taskCall := call()
+	taskCall.Task = "task-A"
+	task := sign(t, gw, taskCall)
+	asTask := func(id string) calltoken.Expect { w := want(); w.Task = id; return w }
+
+	if c, err := v.Verify(context.Background(), task, asTask("task-A")); err != nil || c.Task != "task-A" {
+		t.Fatalf("task token for its own task: %v, %v", c, err)
+	}
+	for name, tc := range map[string]struct {
+		token string
+		want  calltoken.Expect
+	}{
+		"sync token starting a task run": {sync, asTask("task-A")},
+		"task token run synchronously":   {task, want()},
+		"task token for another task":    {task, asTask("task-B")},
+	} {
+		if c, err := v.Verify(context.Background(), tc.token, tc.want); c != nil || calltoken.ReasonOf(err) != calltoken.ReasonTask {
+			t.Errorf("%s: Verify = %v, %v; want %s", name, c, err, calltoken.ReasonTask)
+		}
+	}
+}

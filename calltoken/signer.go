@@ -54,6 +54,8 @@ type Call struct {
 	Caller  *Identity // nil: no verified caller
 	Args    []byte
 	Expires time.Time
+	// Task is the task id of a task run ("" for a synchronous call).
+	Task string
 }
 
 // Sign returns the call token for c.
@@ -64,7 +66,7 @@ func (s *Signer) Sign(c Call) (string, error) {
 	}
 	now := time.Now()
 	return Sign(t.ring.Load().Current(), &Claims{
-		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: ArgsDigest(c.Args),
+		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: ArgsDigest(c.Args), Task: c.Task,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    s.name,
 			Audience:  jwt.ClaimStrings{t.function},

@@ -41,6 +41,11 @@ type Claims struct {
 	Tool string `json:"tool"`
 	// Args is [ArgsDigest] of the call's arguments.
 	Args string `json:"args"`
+	// Task is the id of the task run the token was minted for (the MCP
+	// Tasks extension), "" for a synchronous call. A function compares it
+	// with the envelope's task exactly: a synchronous call's token never
+	// starts or finishes a task, nor a task's token answers synchronously.
+	Task string `json:"task,omitempty"`
 	// Issuer ("iss") is the signer, Audience ("aud") the target function's
 	// name, IssuedAt and ExpiresAt the token's lifetime.
 	jwt.RegisteredClaims
@@ -123,6 +128,7 @@ const (
 	ReasonTool         Reason = "token_wrong_tool"
 	ReasonCallID       Reason = "token_wrong_call_id"
 	ReasonArguments    Reason = "token_wrong_arguments"
+	ReasonTask         Reason = "token_wrong_task"
 	ReasonNoKeys       Reason = "function_has_no_keys"
 	ReasonKeysUnusable Reason = "function_keys_unavailable"
 )
@@ -158,6 +164,9 @@ type Expect struct {
 	Tool   string // params.name
 	CallID string // the envelope's call id; "" when the format carries none
 	Args   []byte // the arguments as received
+	// Task is the envelope's task id; "" for a synchronous call. Unlike
+	// CallID it is always compared: "" expects a token without a task.
+	Task string
 	// Signer is the signer the call's format comes from ("iss"): the
 	// gateway signs envelopes, the AgentCore interceptor signs _mcpfn. ""
 	// accepts any signer the verifier accepts.
@@ -203,6 +212,9 @@ func verifyClaims(c *Claims, audience string, signers []string, want Expect, now
 	}
 	if want.CallID != "" && c.CallID != want.CallID {
 		return refuse(ReasonCallID, "the token is for another call")
+	}
+	if c.Task != want.Task {
+		return refuse(ReasonTask, "the token is not for this task run (or is for one, and this call is synchronous)")
 	}
 	var d [digestLen]byte
 	if c.Args != string(argsDigest(&d, want.Args)) {

@@ -29,6 +29,7 @@ type wireClaims struct {
 	CallID string    `json:"cid"`
 	Tool   string    `json:"tool"`
 	Args   string    `json:"args"`
+	Task   string    `json:"task"`
 	Iss    string    `json:"iss"`
 	Aud    audience  `json:"aud"`
 	Iat    *float64  `json:"iat"`
@@ -95,7 +96,7 @@ func parseToken(token string) (parsed, error) {
 		return parsed{}, errNotJWT
 	}
 	c := &out.claims
-	c.Caller, c.CallID, c.Tool, c.Args = w.Caller, w.CallID, w.Tool, w.Args
+	c.Caller, c.CallID, c.Tool, c.Args, c.Task = w.Caller, w.CallID, w.Tool, w.Args, w.Task
 	c.Issuer, c.Audience = w.Iss, jwt.ClaimStrings(w.Aud)
 	if w.Iat != nil || w.Exp != nil || w.Nbf != nil {
 		d := new([3]jwt.NumericDate) // one allocation for the three dates

@@ -39,6 +39,43 @@ type Envelope struct {
 	// TraceHeader is the gateway's X-Ray header for this call; used as the
 	// parent only where Lambda supplies none (sam local).
 	TraceHeader string `json:"traceHeader,omitempty"`
+	// Stream asks for a streamed answer (NDJSON, stream.go): set by a
+	// gateway only when it invokes with InvokeWithResponseStream and will
+	// relay the frames to the client. Without it a function answers with
+	// one JSON payload, as always.
+	Stream *StreamRequest `json:"stream,omitempty"`
+	// Task makes the invocation the run of a task (the MCP Tasks
+	// extension): the function claims the task record, runs the call and
+	// records its outcome there. The call token must name the same task.
+	Task *TaskRun `json:"task,omitempty"`
+	// Cancel names the cancel marker of a synchronous call: the function
+	// watches it while the handler runs and cancels the handler's context
+	// when the caller cancels the request (notifications/cancelled).
+	Cancel *CancelMarker `json:"cancel,omitempty"`
+}
+
+// StreamRequest is what a gateway will relay while the call runs.
+type StreamRequest struct {
+	// Progress: the client sent a progress token; progress frames are
+	// relayed as notifications/progress.
+	Progress bool `json:"progress,omitempty"`
+	// LogLevel is the least severe log level the client asked for (an MCP
+	// logging level: debug … emergency); "" relays no log frames.
+	LogLevel string `json:"logLevel,omitempty"`
+}
+
+// TaskRun names the task an invocation runs.
+type TaskRun struct {
+	ID string `json:"id"`
+}
+
+// CancelMarker is the key of a synchronous call's cancel marker in the
+// tasks table (taskstore.MarkCancelled(Owner, Request)).
+type CancelMarker struct {
+	// Owner is the gateway's caller key (as for a task's owner).
+	Owner string `json:"owner"`
+	// Request is the request key the gateway marks, e.g. the JSON-RPC id.
+	Request string `json:"request"`
 }
 
 // EnvelopeParams are tools/call params.
@@ -62,13 +99,19 @@ type EnvelopeMCP struct {
 }
 
 // EnvelopeResponse is a tool function's answer to an envelope: exactly one of
-// Result (an MCP CallToolResult) or Error (a JSON-RPC error object, for
-// protocol failures such as an unknown tool).
+// Result (an MCP CallToolResult), Error (a JSON-RPC error object, for
+// protocol failures such as an unknown tool) or StartTask.
 type EnvelopeResponse struct {
 	Version string          `json:"mcpfn"`
 	CallID  string          `json:"callId,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *RPCError       `json:"error,omitempty"`
+	// StartTask: the tool (one that supports tasks) asks for this call to
+	// run as a task. The gateway creates the task and invokes the function
+	// again, asynchronously, with the same envelope (its inputResponses and
+	// requestState too), a call token naming the task, and Task set. Only
+	// a synchronous call answers it.
+	StartTask bool `json:"startTask,omitempty"`
 }
 
 // Era is the MCP protocol era of a request.

@@ -1,0 +1,123 @@
+package taskstore
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Task is a stored task as the gateway and the adapter see it. The owner and
+// the sealed request state are here for the store's users; the wire views
+// ([Task.Created], [Task.Detailed]) leave them out.
+type Task struct {
+	// ID is 128 random bits, base64url without padding (22 characters):
+	// unguessable, as the extension requires.
+	ID string
+	// Owner is the caller key the gateway supplied at creation; every
+	// caller-facing operation compares it.
+	Owner string
+	// Tool is the MCP tool name, Function the Lambda function that runs it.
+	Tool     string
+	Function string
+	// CallID is the call id the function's audit row and its at-most-once
+	// guard (decision 0016) key on; it stays the same across rounds.
+	CallID string
+
+	Status        Status
+	StatusMessage string
+	CreatedAt     time.Time
+	LastUpdatedAt time.Time
+	// TTL is how long the task lives from CreatedAt (ttlMs on the wire);
+	// ExpiresAt = CreatedAt + TTL.
+	TTL       time.Duration
+	ExpiresAt time.Time
+	// PollInterval is the interval the client is told to poll at
+	// (pollIntervalMs); zero leaves it out.
+	PollInterval time.Duration
+
+	// Params is the tools/call params JSON (name, arguments, _meta) the
+	// function is invoked with. The gateway must not put a credential here.
+	Params json.RawMessage
+
+	// InputRequests are the current round's requests (key → request, e.g.
+	// {"method":"elicitation/create","params":{…}}), set when the task
+	// entered input_required.
+	InputRequests map[string]json.RawMessage
+	// RequestState is the adapter's sealed multi-round state of that round;
+	// it is never put on the wire.
+	RequestState []byte
+	// InputResponses holds every answer tasks/update accepted over the
+	// task's lifetime (keys are unique per task); see RoundResponses.
+	InputResponses map[string]json.RawMessage
+
+	// Result is the CallToolResult JSON of a completed task.
+	Result json.RawMessage
+	// Error is the JSON-RPC error of a failed task.
+	Error *RPCError
+
+	// RunID is the run (the Lambda request id) that claimed the task;
+	// Attempts counts its claims, so a value above 1 means a retried run.
+	// Both start afresh with each round of a multi-round task.
+	RunID    string
+	Attempts int
+	// Version increases with every write.
+	Version int64
+}
+
+// RPCError is a JSON-RPC error object, the "error" of a failed task.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// NewTask is what [Store.Create] needs; the store fills in the rest.
+type NewTask struct {
+	Owner    string
+	Tool     string
+	Function string
+	CallID   string
+	Params   json.RawMessage
+	// TTL and PollInterval override the store's defaults when positive.
+	TTL          time.Duration
+	PollInterval time.Duration
+}
+
+// Outcome is what a run records with [Store.Finish]; build it with
+// [Completed], [Failed] or [InputRequired].
+type Outcome struct {
+	Status        Status
+	Result        json.RawMessage
+	Error         *RPCError
+	InputRequests map[string]json.RawMessage
+	RequestState  []byte
+}
+
+// Completed is the outcome of a tool that returned a CallToolResult (an
+// isError result included).
+func Completed(result json.RawMessage) Outcome {
+	return Outcome{Status: StatusCompleted, Result: result}
+}
+
+// Failed is the outcome of a call that ended in a JSON-RPC error.
+func Failed(e RPCError) Outcome {
+	return Outcome{Status: StatusFailed, Error: &e}
+}
+
+// InputRequired is the outcome of a round that needs input: the requests
+// the client must answer with tasks/update and the sealed state the next
+// round resumes from.
+func InputRequired(requests map[string]json.RawMessage, requestState []byte) Outcome {
+	return Outcome{Status: StatusInputRequired, InputRequests: requests, RequestState: requestState}
+}
+
+// RoundResponses returns the answers to the current round's requests: what
+// the next run is invoked with as inputResponses.
+func (t *Task) RoundResponses() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(t.InputRequests))
+	for k := range t.InputRequests {
+		if v, ok := t.InputResponses[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
