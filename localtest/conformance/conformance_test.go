@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/conformance"
@@ -101,11 +102,21 @@ func fixtureFunctions() []localtest.FunctionSpec {
 			Name:    functionName(name),
 			Package: fixtureFnPackage,
 			Tool:    name,
-			Env:     map[string]string{conformance.EnvTool: name},
+			Env: map[string]string{
+				conformance.EnvTool: name,
+				// A cancelled task stops within a fifth of a second, not
+				// the default 2 s: the suite gives it 10 s to settle, but
+				// the fixtures' one environment is busy until it does.
+				adapter.EnvTaskWatchInterval: taskWatchInterval.String(),
+			},
 		})
 	}
 	return specs
 }
+
+// taskWatchInterval is how often a fixture's running task reads its record
+// for a cancel.
+const taskWatchInterval = 200 * time.Millisecond
 
 // functionName is a fixture's function name on the Invoke API.
 func functionName(tool string) string { return "Conformance_" + tool }
@@ -279,6 +290,13 @@ func TestInspectorCLI(t *testing.T) {
 	}
 }
 
+// The suite's time limits: per scenario (its --timeout) and per revision's
+// requirement set.
+const (
+	scenarioTimeout = 60 * time.Second
+	suiteTimeout    = 8 * time.Minute
+)
+
 // baseline is baseline.json: what the suite may fail without failing the
 // test. Keys are a scenario ("tools-call-with-progress") or one check of a
 // scenario ("server-stateless:sep-2575-server-declares-prompts-in-discover"),
@@ -380,10 +398,15 @@ func TestConformanceSuite(t *testing.T) {
 	for _, rev := range bl.Requirements {
 		t.Run(rev, func(t *testing.T) {
 			out := t.TempDir()
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			// The tasks scenarios wait for tasks to settle (up to 10 s
+			// each, a cancelled 60-second task among them), so a scenario
+			// may take far longer than a call: scenarioTimeout per
+			// scenario, suiteTimeout for a revision's whole set.
+			ctx, cancel := context.WithTimeout(t.Context(), suiteTimeout)
 			defer cancel()
 			stdout, stderr, err := runNode(t, ctx, node, main,
-				"server", "--url", url, "--requirements", rev, "--output-dir", out, "--timeout", "20000")
+				"server", "--url", url, "--requirements", rev, "--output-dir", out,
+				"--timeout", fmt.Sprint(scenarioTimeout.Milliseconds()))
 			// A non-zero exit is expected while baselined scenarios fail;
 			// the checks decide.
 			results := scenarioResults(t, out)

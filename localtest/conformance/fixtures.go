@@ -218,6 +218,16 @@ var constructors = map[string]func() *adapter.Tool{
 	ToolIRMultiRound:   IRMultiRound,
 	ToolIRTampered:     IRTampered,
 	ToolIRCapabilities: IRCapabilities,
+
+	ToolProgress:         Progress,
+	ToolLogging:          Logging,
+	ToolGreet:            Greet,
+	ToolSlowCompute:      SlowCompute,
+	ToolFailingJob:       FailingJob,
+	ToolProtocolErrorJob: ProtocolErrorJob,
+	ToolConfirmDelete:    ConfirmDelete,
+	ToolMultiInput:       MultiInput,
+	ToolWithTask:         WithTask,
 }
 
 // Names returns the fixtures' tool names, sorted.
