@@ -253,6 +253,9 @@ func Catalog() []*adapter.Tool {
 // ones (a function started with a wrong EnvTool fails at cold start).
 func ByName(name string) (*adapter.Tool, error) {
 	c, ok := constructors[name]
+	if name == ToolCrashJob {
+		c, ok = CrashJob, true // the local stack's, not the suite's
+	}
 	if !ok {
 		return nil, fmt.Errorf("conformance: no fixture tool %q (%s=%q); known: %v", name, EnvTool, name, Names())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -120,9 +121,14 @@ func SlowCompute() *adapter.Tool {
 		TaskSupport: adapter.TaskOptional,
 		RefineInput: adapter.Refine{"seconds": nonNegative},
 		Handler: func(ctx context.Context, c *adapter.Call, in in) (adapter.Content, error) {
-			d := time.Duration(in.Seconds * float64(time.Second))
-			if err := pause(ctx, d); err != nil {
-				return adapter.Content{}, err
+			// One progress report a second (a task's statusMessage): the
+			// local stack's end-to-end test watches a long task advance.
+			total := time.Duration(in.Seconds * float64(time.Second))
+			for done := time.Duration(0); done < total; done += time.Second {
+				c.Progress(done.Seconds(), in.Seconds, in.Label)
+				if err := pause(ctx, min(time.Second, total-done)); err != nil {
+					return adapter.Content{}, err
+				}
 			}
 			return text(fmt.Sprintf("computed %q in %gs", in.Label, in.Seconds)), nil
 		},
@@ -250,3 +256,33 @@ func accepted(raw json.RawMessage) bool {
 
 // nonNegative bounds a number from below by 0.
 func nonNegative(p *jsonschema.Schema) { p.Minimum = jsonschema.Ptr(0.0) }
+
+// ToolCrashJob is not one of the suite's tools: the local stack's
+// end-to-end tests run it to see a task whose function dies.
+const ToolCrashJob = "local_crash_job"
+
+// CrashMarker starts the line CrashJob writes to stderr (the function's
+// log) as its handler starts, followed by the call id: a test counts the
+// handler's executions by it.
+const CrashMarker = "local_crash_job: handler started "
+
+// CrashJob is a destructive task whose process exits mid-handler: Lambda
+// retries the asynchronous invocation, the audit's pending row refuses the
+// retry (a destructive call runs at most once), and the task ends failed.
+func CrashJob() *adapter.Tool {
+	type in struct {
+		ID string `json:"id" jsonschema:"recorded as the call's entityId, so a test finds its rows"`
+	}
+	return adapter.MustDefine(adapter.ToolDef[in, adapter.Content]{
+		Name:        ToolCrashJob,
+		Description: "Test fixture: a destructive task whose process exits mid-handler. Local stack only.",
+		Destructive: true,
+		TaskSupport: adapter.TaskRequired,
+		Handler: func(_ context.Context, c *adapter.Call, in in) (adapter.Content, error) {
+			c.SetDimension("entityId", in.ID)
+			fmt.Fprintln(os.Stderr, CrashMarker+c.ID)
+			os.Exit(3)
+			return adapter.Content{}, nil
+		},
+	})
+}
