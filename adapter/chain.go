@@ -58,8 +58,6 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		r.ctx, cancel = context.WithDeadline(r.ctx, dl.Add(-f.opts.reserve))
 		defer cancel()
 	}
-	r.ctx, r.cancel = context.WithCancelCause(r.ctx)
-	defer r.cancel(nil)
 	defer r.finish(started)
 	for _, step := range callSteps {
 		if stage, err := step(r); err != nil {

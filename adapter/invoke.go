@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -35,14 +36,22 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	inv := decodeInvocation(payload, lc, f.opts.limits)
 	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
 		out, _ := f.answer(ctx, inv, lc, started)
-		return jsonBody{r: bytes.NewReader(out)}
+		return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
 	}
 	pr, pw := io.Pipe()
 	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
 	inv.calls[0].frames = w
 	go func() {
 		var out []byte
-		defer func() { pw.CloseWithError(w.Final(out)) }()
+		defer func() {
+			if p := recover(); p != nil {
+				// As the runtime reports a handler's panic: a function
+				// error (here, the stream's error trailer), not a crash.
+				pw.CloseWithError(fmt.Errorf("mcpfn: the invocation panicked: %v", p))
+				return
+			}
+			pw.CloseWithError(w.Final(out))
+		}()
 		out, _ = f.answer(ctx, inv, lc, started)
 	}()
 	return ndjsonBody{r: pr}
@@ -52,23 +61,20 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 // returning an io.Reader, which the runtime streams (the Runtime API's
 // chunked response; InvokeWithResponseStream and Function URLs in
 // RESPONSE_STREAM mode relay it as it comes). Lambda accepts only JSON
-// payloads, so the runtime's JSON decoding of the payload changes nothing.
+// payloads (an empty one reaches the function as {}), so the runtime's
+// JSON decoding of the payload changes nothing on AWS; a runtime that
+// passes an empty payload through (the emulator) gets a function error.
 func (f *Function) Streaming() func(context.Context, json.RawMessage) (io.Reader, error) {
 	return func(ctx context.Context, payload json.RawMessage) (io.Reader, error) {
 		return f.InvokeStream(ctx, payload), nil
 	}
 }
 
-// jsonBody and ndjsonBody tell the runtime their content type. Neither has
-// an exported field: aws-lambda-go streams a reader whose JSON is "{}".
-type (
-	jsonBody   struct{ r io.Reader }
-	ndjsonBody struct{ r io.Reader }
-)
+// ndjsonBody is a stream that tells the runtime its content type. It has no
+// exported field: aws-lambda-go streams a reader whose JSON is "{}".
+type ndjsonBody struct{ r io.Reader }
 
-func (b jsonBody) Read(p []byte) (int, error)   { return b.r.Read(p) }
 func (b ndjsonBody) Read(p []byte) (int, error) { return b.r.Read(p) }
-func (jsonBody) ContentType() string            { return "application/json" }
 func (ndjsonBody) ContentType() string          { return "application/x-ndjson" }
 
 // answer serves an invocation's calls and encodes their answer.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // LOCAL STACK ONLY. The Lambda Runtime Interface Emulator buffers a
@@ -23,12 +25,9 @@ import (
 // invoke relays those copies as they come. The bytes of the stream itself
 // are the same as on AWS.
 
-// EnvLocalStreamURL is where the local stack receives a stream's frames.
-const EnvLocalStreamURL = "MCPFN_LOCAL_STREAM_URL"
-
 // localTee returns w, or, when EnvLocalStreamURL is set, w teed to it.
 func localTee(ctx context.Context, lc *lambdacontext.LambdaContext, w io.Writer, logf func(string, ...any)) io.Writer {
-	base := os.Getenv(EnvLocalStreamURL)
+	base := os.Getenv(wire.EnvLocalStreamURL)
 	if base == "" || lc == nil || lc.AwsRequestID == "" {
 		return w
 	}
@@ -69,7 +68,7 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	if rerr != nil {
 		// One failure stops the copies: the stream itself goes on.
 		t.failed = true
-		t.logf("mcpfn: local stream copy to %s: %v", EnvLocalStreamURL, rerr)
+		t.logf("mcpfn: local stream copy to %s: %v", wire.EnvLocalStreamURL, rerr)
 	}
 	return n, err
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/wire"
 )
@@ -41,7 +40,7 @@ func TestLocalStreamTeeCopiesEachFrame(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	t.Setenv(adapter.EnvLocalStreamURL, srv.URL+"/local/stream")
+	t.Setenv(wire.EnvLocalStreamURL, srv.URL+"/local/stream")
 
 	fn := newFunction(pagesTool(t, nil), quietLogger())
 	ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "req-tee-1", Timeout: 10 * time.Second})

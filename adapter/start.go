@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -26,7 +28,11 @@ import (
 // function: it never runs unaudited or unverified by accident.
 func Start(tool *Tool, opts ...Option) {
 	ctx := context.Background()
-	auditor, err := auditorFromEnv(ctx)
+	// One AWS configuration for every client; the call keys' Secrets
+	// Manager fetch starts first and overlaps the rest of the start.
+	awsConfig := sync.OnceValues(func() (aws.Config, error) { return awsconfig.LoadDefaultConfig(ctx) })
+	callVerifier := calltoken.StartVerifierFromEnv(ctx, awsConfig)
+	auditor, err := auditorFromEnv(ctx, awsConfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: audit configuration: %v\n", err)
 		os.Exit(1)
@@ -34,18 +40,11 @@ func Start(tool *Tool, opts ...Option) {
 	if auditor != nil {
 		opts = append([]Option{WithAuditor(auditor)}, opts...)
 	}
-	if os.Getenv(calltoken.EnvKeySecret) != "" {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err == nil {
-			var v *calltoken.Verifier
-			if v, err = calltoken.VerifierFromEnv(ctx, cfg); err == nil {
-				opts = append([]Option{WithCallVerifier(v)}, opts...)
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "mcpfn: call-token keys: %v\n", err)
-			os.Exit(1)
-		}
+	if v, err := callVerifier(); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpfn: call-token keys: %v\n", err)
+		os.Exit(1)
+	} else if v != nil {
+		opts = append([]Option{WithCallVerifier(v)}, opts...)
 	}
 	taskOpts, err := taskOptionsFromEnv(ctx, os.Getenv)
 	if err != nil {

@@ -103,13 +103,18 @@ type taskRun struct {
 // or a synchronous call's cancel marker — is watched from here until the
 // call ends.
 func (r *callRun) startRun() (Stage, error) {
+	st := r.f.opts.tasks.store
+	if r.d.task == "" && (r.d.cancel == nil || st == nil) {
+		return StageDecode, nil // nothing to watch: a plain call costs nothing here
+	}
+	// Ended by finishRun, once the call's outcome is known.
+	r.ctx, r.cancel = context.WithCancelCause(r.ctx)
 	var wctx context.Context
 	wctx, r.stopWatch = context.WithCancel(r.ctx)
 	if r.d.task == "" {
 		r.watchSyncCancel(wctx)
 		return StageDecode, nil
 	}
-	st := r.f.opts.tasks.store
 	if st == nil {
 		return StageDecode, &protocolError{wire.RPCInternalError,
 			NewError(CodeUnavailable, "this function has no tasks table (MCPFN_TASKS_TABLE), so it cannot run a task")}
@@ -182,11 +187,14 @@ var errInterrupted = NewError(CodeConflict, "interrupted; not re-run: an earlier
 // task run, records the outcome in the task. It runs as the call ends,
 // before its audit row is written.
 func (r *callRun) finishRun() {
-	if r.stopWatch != nil {
-		r.stopWatch()
-	}
 	r.call.notes.close()
-	if r.task == nil || errors.Is(context.Cause(r.ctx), errCallCancelled) {
+	if r.cancel == nil {
+		return // nothing was watched
+	}
+	r.stopWatch()
+	cancelled := errors.Is(context.Cause(r.ctx), errCallCancelled)
+	r.cancel(nil)
+	if r.task == nil || cancelled {
 		return // a cancelled task stays cancelled
 	}
 	o := r.taskOutcome()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	json "github.com/segmentio/encoding/json"
 
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // Issue is one problem found validating arguments. It names where and which
@@ -82,15 +82,16 @@ func (iss Issue) String() string {
 
 // Keyword-specific reading of a jsonschema-go error message ("type: <value>
 // has type "string", want "integer""): each keeps the schema's side of the
-// message and drops the value's rendering.
+// message and drops the value's rendering. Compiled on first use (lazyre):
+// only a call with invalid arguments needs them.
 var (
-	reTypeMsg    = regexp.MustCompile(`^type: .* (has type "[^"]*", want .*)$`)
-	reEnumMsg    = regexp.MustCompile(`^enum: .* does not equal any of: (.*)$`)
-	reConstMsg   = regexp.MustCompile(`^const: .* does not equal (.*)$`)
-	reLengthMsg  = regexp.MustCompile(`^(minLength|maxLength): .* contains (\d+) Unicode code points, (.*)$`)
-	rePatternMsg = regexp.MustCompile(`^pattern: .* does not match regular expression (.*)$`)
-	reNumberMsg  = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): \S+ (is .*)$`)
-	reKeyword    = regexp.MustCompile(`^([a-zA-Z]+)(\[[^\]]*\])?: `)
+	reTypeMsg    = lazyre.New(`^type: .* (has type "[^"]*", want .*)$`)
+	reEnumMsg    = lazyre.New(`^enum: .* does not equal any of: (.*)$`)
+	reConstMsg   = lazyre.New(`^const: .* does not equal (.*)$`)
+	reLengthMsg  = lazyre.New(`^(minLength|maxLength): .* contains (\d+) Unicode code points, (.*)$`)
+	rePatternMsg = lazyre.New(`^pattern: .* does not match regular expression (.*)$`)
+	reNumberMsg  = lazyre.New(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): \S+ (is .*)$`)
+	reKeyword    = lazyre.New(`^([a-zA-Z]+)(\[[^\]]*\])?: `)
 )
 
 // countOnly are keywords whose messages hold counts, indices and the
@@ -124,7 +125,7 @@ func schemaIssue(err error, args any) Issue {
 			iss.Message += " " + safeNames(v, msg)
 		}
 	default:
-		if m := reKeyword.FindStringSubmatch(msg); m != nil {
+		if m := reKeyword().FindStringSubmatch(msg); m != nil {
 			iss.Keyword = m[1]
 		}
 		iss.Message = safeSchemaMessage(iss.Keyword, msg)
@@ -145,27 +146,27 @@ func safeSchemaMessage(keyword, msg string) string {
 	case countOnly[keyword]:
 		return truncateUTF8(msg, maxIssueMessage)
 	case keyword == "type":
-		if m := reTypeMsg.FindStringSubmatch(msg); m != nil {
+		if m := reTypeMsg().FindStringSubmatch(msg); m != nil {
 			return "type: " + m[1]
 		}
 	case keyword == "enum":
-		if m := reEnumMsg.FindStringSubmatch(msg); m != nil {
+		if m := reEnumMsg().FindStringSubmatch(msg); m != nil {
 			return "enum: not one of " + truncateUTF8(m[1], maxIssueMessage)
 		}
 	case keyword == "const":
-		if m := reConstMsg.FindStringSubmatch(msg); m != nil {
+		if m := reConstMsg().FindStringSubmatch(msg); m != nil {
 			return "const: does not equal " + truncateUTF8(m[1], maxIssueMessage)
 		}
 	case keyword == "minLength" || keyword == "maxLength":
-		if m := reLengthMsg.FindStringSubmatch(msg); m != nil {
+		if m := reLengthMsg().FindStringSubmatch(msg); m != nil {
 			return m[1] + ": " + m[2] + " characters, " + m[3]
 		}
 	case keyword == "pattern":
-		if m := rePatternMsg.FindStringSubmatch(msg); m != nil {
+		if m := rePatternMsg().FindStringSubmatch(msg); m != nil {
 			return "pattern: does not match regular expression " + truncateUTF8(m[1], maxIssueMessage)
 		}
-	case reNumberMsg.MatchString(msg):
-		m := reNumberMsg.FindStringSubmatch(msg)
+	case reNumberMsg().MatchString(msg):
+		m := reNumberMsg().FindStringSubmatch(msg)
 		return m[1] + ": " + m[2]
 	}
 	if keyword == "" {

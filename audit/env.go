@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 )
 
@@ -102,11 +103,22 @@ func NewFromEnv(ctx context.Context) (*Auditor, error) {
 // configuration parser reads the template's variables through it locally).
 // The AWS configuration still comes from the process environment.
 func NewFrom(ctx context.Context, getenv func(string) string) (*Auditor, error) {
+	return newFrom(ctx, getenv, func() (aws.Config, error) { return config.LoadDefaultConfig(ctx) })
+}
+
+// NewFromEnvWith is [NewFromEnv] with the AWS configuration awsConfig
+// returns, asked for only when auditing is on: a function's start loads one
+// configuration for all its clients (adapter.Start).
+func NewFromEnvWith(ctx context.Context, awsConfig func() (aws.Config, error)) (*Auditor, error) {
+	return newFrom(ctx, os.Getenv, awsConfig)
+}
+
+func newFrom(ctx context.Context, getenv func(string) string, awsConfig func() (aws.Config, error)) (*Auditor, error) {
 	table := getenv(EnvTable)
 	if table == "" {
 		return nil, nil
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := awsConfig()
 	if err != nil {
 		return nil, fmt.Errorf("audit: aws config: %w", err)
 	}

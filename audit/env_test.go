@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 )
@@ -58,5 +61,40 @@ func TestNewFromEnvAsOnLambda(t *testing.T) {
 	}
 	if _, err := e.daemon.WaitFor(waitCtx(t), func(d xraystandin.Document) bool { return d.ID == row.SpanID }); err != nil {
 		t.Error(err)
+	}
+}
+
+// NewFromEnvWith builds the auditor on the AWS configuration it is given
+// (adapter.Start shares one between its clients), asking for it only when
+// auditing is on.
+func TestNewFromEnvWithSharedConfig(t *testing.T) {
+	t.Setenv(audit.EnvTable, "")
+	if a, err := audit.NewFromEnvWith(context.Background(), func() (aws.Config, error) {
+		t.Error("AWS config asked for with auditing off")
+		return aws.Config{}, nil
+	}); a != nil || err != nil {
+		t.Errorf("NewFromEnvWith = %v, %v; want nil, nil", a, err)
+	}
+	e := newEnv(t)
+	t.Setenv(audit.EnvTable, e.table)
+	t.Setenv(audit.EnvXRayDaemon, "")
+	// Nothing in the environment reaches DynamoDB Local: only the
+	// configuration handed over does.
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "")
+	asked := 0
+	a, err := audit.NewFromEnvWith(context.Background(), func() (aws.Config, error) {
+		asked++
+		return aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(e.server.Endpoint()),
+			Credentials: credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", "")}, nil
+	})
+	if err != nil || a == nil || asked != 1 {
+		t.Fatalf("NewFromEnvWith = %v, %v; config asked for %d times", a, err, asked)
+	}
+	row := baseRow("call-shared-config")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a.Record(ctx, row)
+	if it := e.item(t, "call-shared-config"); str(it, "callId") != "call-shared-config" {
+		t.Errorf("row: %v", it)
 	}
 }

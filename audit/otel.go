@@ -1,4 +1,4 @@
-//go:build !mcpfn_nootel
+//go:build mcpfn_otel
 
 package audit
 
@@ -20,8 +20,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// OTelBuilt reports whether this binary links the OpenTelemetry emitter
-// (false when built with the tag mcpfn_nootel).
+// OTelBuilt reports whether this binary links the OpenTelemetry emitter:
+// true in builds with the tag mcpfn_otel, which this file needs.
 const OTelBuilt = true
 
 // OTelConfig configures an [OTelEmitter].

@@ -1,4 +1,4 @@
-//go:build mcpfn_nootel
+//go:build !mcpfn_otel
 
 package audit
 
@@ -9,7 +9,7 @@ import (
 )
 
 // OTelBuilt reports whether this binary links the OpenTelemetry emitter
-// (false: built with the tag mcpfn_nootel).
+// (false: built without the tag mcpfn_otel, the default).
 const OTelBuilt = false
 
 // OTelConfig configures an OTelEmitter (see the default build).
@@ -21,12 +21,12 @@ type OTelConfig struct {
 	SigV4Credentials         any
 }
 
-// OTelEmitter is absent from this build.
+// OTelEmitter is absent from this build (see the tag mcpfn_otel).
 type OTelEmitter struct{}
 
-// NewOTelEmitter fails: this binary was built with mcpfn_nootel.
+// NewOTelEmitter fails: this binary was built without mcpfn_otel.
 func NewOTelEmitter(context.Context, OTelConfig) (*OTelEmitter, error) {
-	return nil, errors.New("audit: MCPFN_TRACING asks for OpenTelemetry, but this binary was built with the tag mcpfn_nootel")
+	return nil, errors.New("audit: MCPFN_TRACING asks for OpenTelemetry, which this binary does not link: build it with -tags mcpfn_otel (docs/tracing.md)")
 }
 
 // EmitSpan does nothing.

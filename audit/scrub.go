@@ -2,25 +2,27 @@ package audit
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // Free text (an error message, a raw error, a validation issue) is scrubbed
 // word by word: what [IsSecretValue] calls secret-shaped is masked wherever
 // it stands, and so is the value of a "key=value", "key: value" or
-// "\"key\":\"value\"" whose key names a secret (see [IsSecretKey]).
+// "\"key\":\"value\"" whose key names a secret (see [IsSecretKey]). The
+// expressions are compiled on first use (lazyre), not at cold start.
 var (
 	// An authorization scheme and its credential.
-	reAuthScheme = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9+/=._~-]+`)
+	reAuthScheme = lazyre.New(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9+/=._~-]+`)
 	// A key and its separator (=, :, quoted or escaped-quoted); the value
 	// follows. The value is not part of the match, so a value can itself
 	// start the next key ("dial: password=x").
-	reKeySep = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.-]{0,63})(\\?"?\s*[:=]\s*\\?"?)`)
+	reKeySep = lazyre.New(`([A-Za-z_][A-Za-z0-9_.-]{0,63})(\\?"?\s*[:=]\s*\\?"?)`)
 	// A word of token characters long enough to be a secret.
-	reTokenWord = regexp.MustCompile(`[A-Za-z0-9+/=._~-]{16,}`)
+	reTokenWord = lazyre.New(`[A-Za-z0-9+/=._~-]{16,}`)
 	// A PEM private key, to its end or the end of the text.
-	rePEM = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
+	rePEM = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
 )
 
 // SanitizeText masks what the sanitiser would mask in free text and caps
@@ -52,11 +54,11 @@ func SanitizeText(s string, limit int) string {
 
 func scrubText(s string) string {
 	if strings.Contains(s, "PRIVATE KEY-----") {
-		s = rePEM.ReplaceAllLiteralString(s, Redacted)
+		s = rePEM().ReplaceAllLiteralString(s, Redacted)
 	}
 	s = maskKeyValues(s)
-	s = reAuthScheme.ReplaceAllString(s, "${1}${2}"+Redacted)
-	return reTokenWord.ReplaceAllStringFunc(s, func(w string) string {
+	s = reAuthScheme().ReplaceAllString(s, "${1}${2}"+Redacted)
+	return reTokenWord().ReplaceAllStringFunc(s, func(w string) string {
 		if IsSecretValue(w) {
 			return Redacted
 		}
@@ -68,7 +70,7 @@ func scrubText(s string) string {
 func maskKeyValues(s string) string {
 	var b strings.Builder
 	done := 0 // s[:done] is settled
-	for _, m := range reKeySep.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range reKeySep().FindAllStringSubmatchIndex(s, -1) {
 		if m[0] < done || !IsSecretKey(s[m[2]:m[3]]) {
 			continue
 		}

@@ -1,4 +1,4 @@
-//go:build !mcpfn_nootel
+//go:build mcpfn_otel
 
 package audit
 
@@ -11,17 +11,18 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // xrayOTLPHost is X-Ray's OTLP endpoint, xray.<region>.amazonaws.com,
 // which takes OTLP/HTTP only SigV4-signed.
-var xrayOTLPHost = regexp.MustCompile(`^xray\.([a-z0-9-]+)\.amazonaws\.com$`)
+var xrayOTLPHost = lazyre.New(`^xray\.([a-z0-9-]+)\.amazonaws\.com$`)
 
 // sigv4RegionOf returns the region of an X-Ray OTLP endpoint URL, or "".
 func sigv4RegionOf(endpoint string) string {
@@ -29,7 +30,7 @@ func sigv4RegionOf(endpoint string) string {
 	if err != nil {
 		return ""
 	}
-	if m := xrayOTLPHost.FindStringSubmatch(u.Hostname()); m != nil {
+	if m := xrayOTLPHost().FindStringSubmatch(u.Hostname()); m != nil {
 		return m[1]
 	}
 	return ""

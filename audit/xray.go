@@ -1,4 +1,4 @@
-//go:build !mcpfn_noxraysdk
+//go:build mcpfn_xraysdk
 
 package audit
 
@@ -13,8 +13,9 @@ import (
 // segment tree it opens and closes itself; a call's span here is detached
 // (its parent lives in the Lambda service, and its ids were settled before
 // the span is sent), so the emitter gets a standalone *xray.Segment per span.
-// See docs/decisions/0004-xray-emitter.md; the build tag mcpfn_noxraysdk
-// swaps in a dependency-free emitter of the same documents.
+// This variant is linked only with the build tag mcpfn_xraysdk; the
+// default build writes the same documents without the SDK (xray_lite.go).
+// See docs/decisions/0004-xray-emitter.md.
 type XRayEmitter struct {
 	emitter *xray.DefaultEmitter
 }

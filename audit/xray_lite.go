@@ -1,4 +1,4 @@
-//go:build mcpfn_noxraysdk
+//go:build !mcpfn_xraysdk
 
 package audit
 
@@ -8,10 +8,11 @@ import (
 	"net"
 )
 
-// XRayEmitter sends spans to an X-Ray daemon over UDP. This variant, built
-// with the tag mcpfn_noxraysdk, writes the daemon protocol itself instead of
-// linking aws-xray-sdk-go, whose dependencies (gRPC, aws-sdk-go v1,
-// fasthttp) more than double a function's binary. The documents are the
+// XRayEmitter sends spans to an X-Ray daemon over UDP. The default build
+// writes the daemon protocol itself instead of linking aws-xray-sdk-go,
+// whose dependencies (aws-sdk-go v1, gRPC, fasthttp) cost a function 7 MB
+// of binary and several milliseconds of cold start; the build tag
+// mcpfn_xraysdk links the SDK's emitter instead. The documents are the
 // same; see docs/decisions/0004-xray-emitter.md.
 type XRayEmitter struct {
 	conn *net.UDPConn

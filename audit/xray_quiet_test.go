@@ -1,4 +1,4 @@
-//go:build !mcpfn_noxraysdk
+//go:build mcpfn_xraysdk
 
 package audit_test
 

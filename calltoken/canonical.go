@@ -63,21 +63,11 @@ func canonObject(b []byte, depth int) (int, bool) {
 			return 0, false
 		}
 		i++
-		if n, ok = canonValue(b[i:], depth+1); !ok {
-			return 0, false
+		next, end, ok := canonElement(b, i, depth, '}')
+		if !ok || end {
+			return next, ok
 		}
-		i += n
-		if i >= len(b) {
-			return 0, false
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case '}':
-			return i + 1, true
-		default:
-			return 0, false
-		}
+		i = next
 	}
 }
 
@@ -87,23 +77,34 @@ func canonArray(b []byte, depth int) (int, bool) {
 		return 2, true
 	}
 	for {
-		n, ok := canonValue(b[i:], depth+1)
-		if !ok {
-			return 0, false
+		next, end, ok := canonElement(b, i, depth, ']')
+		if !ok || end {
+			return next, ok
 		}
-		i += n
-		if i >= len(b) {
-			return 0, false
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case ']':
-			return i + 1, true
-		default:
-			return 0, false
-		}
+		i = next
 	}
+}
+
+// canonElement checks the value at b[i:] (an object member's value or an
+// array element) and what follows it: a comma (next is where the following
+// element starts) or closer (end is true and next is the length of the whole
+// container).
+func canonElement(b []byte, i, depth int, closer byte) (next int, end, ok bool) {
+	n, ok := canonValue(b[i:], depth+1)
+	if !ok {
+		return 0, false, false
+	}
+	i += n
+	if i >= len(b) {
+		return 0, false, false
+	}
+	switch b[i] {
+	case ',':
+		return i + 1, false, true
+	case closer:
+		return i + 1, true, true
+	}
+	return 0, false, false
 }
 
 // canonString accepts a string of printable ASCII the encoder writes

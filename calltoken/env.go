@@ -51,6 +51,29 @@ func VerifierFromEnv(ctx context.Context, cfg aws.Config) (*Verifier, error) {
 	return NewVerifier(VerifierConfig{Audience: name, Keyring: ring, Reload: load})
 }
 
+// StartVerifierFromEnv is [VerifierFromEnv] begun in the background, so
+// that the Secrets Manager round trip of a cold start overlaps the rest of
+// it; the returned function waits for the result (and returns it again on
+// every later call). awsConfig is called once, in the background, and only
+// when EnvKeySecret is set; without it nothing starts and the wait returns
+// nil, nil. Wait before handing the process to the Lambda runtime: init
+// may end, and the environment freeze, as soon as the runtime asks for its
+// first event, and nothing should be in flight then.
+func StartVerifierFromEnv(ctx context.Context, awsConfig func() (aws.Config, error)) (wait func() (*Verifier, error)) {
+	if os.Getenv(EnvKeySecret) == "" {
+		return func() (*Verifier, error) { return nil, nil }
+	}
+	load := sync.OnceValues(func() (*Verifier, error) {
+		cfg, err := awsConfig()
+		if err != nil {
+			return nil, err
+		}
+		return VerifierFromEnv(ctx, cfg)
+	})
+	go load()
+	return load
+}
+
 // ParseSecrets reads "tool=secretId,tool2=secretId2" (EnvKeySecrets).
 func ParseSecrets(s string) (map[string]string, error) {
 	out := map[string]string{}

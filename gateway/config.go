@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -413,47 +414,25 @@ func (c *Config) check() error {
 	if c.Signer == nil && len(c.KeySecrets) == 0 {
 		errs = append(errs, fmt.Errorf("gateway: no call-token keys: set %s (tool=secretId,…) so that every forwarded call is signed", calltoken.EnvKeySecrets))
 	}
-	if c.KeyGrace == 0 {
-		c.KeyGrace = calltoken.DefaultGrace
-	}
-	if c.Path == "" {
-		c.Path = defaultMCPPath
-	}
+	c.KeyGrace = cmp.Or(c.KeyGrace, calltoken.DefaultGrace)
+	c.Path = cmp.Or(c.Path, defaultMCPPath)
 	if !strings.HasPrefix(c.Path, "/") {
 		errs = append(errs, fmt.Errorf("gateway: path %q must start with /", c.Path))
 	}
-	if c.InvokeTimeout == 0 {
-		c.InvokeTimeout = defaultTimeout
-	}
-	if c.DeadlineReserve == 0 {
-		c.DeadlineReserve = defaultDeadlineRes
-	}
-	if c.InvokeAttempts == 0 {
-		c.InvokeAttempts = defaultAttempts
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = defaultMaxBody
-	}
-	if c.MaxBatch == 0 {
-		c.MaxBatch = defaultMaxBatch
-	}
-	if c.MaxInvokes == 0 {
-		c.MaxInvokes = defaultMaxInvokes
-	}
-	if c.MaxInvokesPerRequest == 0 {
-		c.MaxInvokesPerRequest = defaultMaxReqInv
-	}
+	c.InvokeTimeout = cmp.Or(c.InvokeTimeout, defaultTimeout)
+	c.DeadlineReserve = cmp.Or(c.DeadlineReserve, defaultDeadlineRes)
+	c.InvokeAttempts = cmp.Or(c.InvokeAttempts, defaultAttempts)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, defaultMaxBody)
+	c.MaxBatch = cmp.Or(c.MaxBatch, defaultMaxBatch)
+	c.MaxInvokes = cmp.Or(c.MaxInvokes, defaultMaxInvokes)
+	c.MaxInvokesPerRequest = cmp.Or(c.MaxInvokesPerRequest, defaultMaxReqInv)
 	if c.MaxBatch < 0 || c.MaxInvokes < 0 || c.MaxInvokesPerRequest < 0 {
 		errs = append(errs, errors.New("gateway: MaxBatch, MaxInvokes and MaxInvokesPerRequest must be positive"))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.ServerName == "" {
-		c.ServerName = "mcpfn-gateway"
-	}
-	if c.ServerVersion == "" {
-		c.ServerVersion = "0.1.0"
-	}
+	c.ServerName = cmp.Or(c.ServerName, "mcpfn-gateway")
+	c.ServerVersion = cmp.Or(c.ServerVersion, "0.1.0")
 	return errors.Join(errs...)
 }

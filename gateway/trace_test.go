@@ -1,4 +1,4 @@
-//go:build !mcpfn_nootel
+//go:build mcpfn_otel
 
 package gateway
 

@@ -789,7 +789,8 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 
 		// ---- (b) the Invoke API to a tool function ----
 		// Bodies.
-		{class: "invoke/body/empty", run: raw(nil), want: advAnswer{RPC: -32700}, rowCode: "BAD_REQUEST"},
+		// Lambda passes "{}" for an empty payload, which is no invocation.
+		{class: "invoke/body/empty", run: raw(nil), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/body/truncated", run: raw([]byte(`{"mcpfn":"1","callId":"x","par`)), want: advAnswer{Status: 400, Lambda: "InvalidRequestContentException"}},
 		{class: "invoke/body/non-object", run: raw([]byte(`[1,"two",null]`)), want: advAnswer{Batch: []advAnswer{{RPC: -32600}, {RPC: -32600}, {RPC: -32600}}}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/body/deep", run: raw([]byte(deep(`{"a":`, "}", 100_000))), want: advAnswer{Status: 400, Lambda: "InvalidRequestContentException"}},

@@ -148,7 +148,7 @@ type FunctionSpec struct {
 	// reserved concurrency).
 	MaxConcurrency int
 	// BuildTags are build tags besides lambda.norpc: a build flavour such
-	// as mcpfn_noxraysdk.
+	// as mcpfn_xraysdk.
 	BuildTags []string
 	// Stripped builds the bootstrap trimmed and stripped, with the flags
 	// `make build` uses for Lambda (GOFLAGS_LAMBDA), so its size is the

@@ -16,13 +16,19 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // emulator is one RIE process serving one function's bootstrap: one
 // execution environment. It serves one invoke at a time.
 type emulator struct {
-	fn      *function
-	url     string // the RIE's invoke URL
+	fn    *function
+	url   string // the RIE's invoke URL
+	proxy *runtimeProxy
+	// cur is the invoke of a pooled emulator, from sending it until the
+	// emulator is back in the pool.
+	cur     atomic.Pointer[invocation]
 	cmd     *exec.Cmd
 	started time.Time
 	exited  chan struct{}
@@ -64,18 +70,30 @@ func startEmulator(ctx context.Context, fn *function) (*emulator, error) {
 // spawnEmulator starts one RIE. Besides its invoke port it needs a port for
 // the Runtime API it serves the bootstrap (default 127.0.0.1:9001, which
 // every emulator after the first would fail to bind).
+//
+// The bootstrap reaches that Runtime API through a timestamping proxy
+// (runtimeproxy.go). The RIE sets AWS_LAMBDA_RUNTIME_API to its own address
+// whatever the environment says, so the bootstrap is started through env(1),
+// which sets the proxy's address (and _HANDLER, which the RIE would set to
+// its last argument) and then execs the bootstrap: same pid, same process.
 func (s *Stack) spawnEmulator(ctx context.Context, fn *function, port, apiPort int) (*emulator, error) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	api := "127.0.0.1:" + strconv.Itoa(apiPort)
+	proxy, err := startRuntimeProxy(api)
+	if err != nil {
+		return nil, fmt.Errorf("localtest: the Runtime API proxy of %s: %w", fn.spec.Name, err)
+	}
 	cmd := exec.Command(s.rieBin, "--log-level", "error",
 		"--runtime-interface-emulator-address", addr,
-		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(apiPort),
-		fn.bootstrap)
+		"--runtime-api-address", api,
+		envCommand(), "AWS_LAMBDA_RUNTIME_API="+proxy.addr(), "_HANDLER=bootstrap", fn.bootstrap)
 	cmd.Dir = fn.binDir
 	cmd.Env = fn.environ
 	cmd.Stdout, cmd.Stderr = fn.log, fn.log
 	cmd.SysProcAttr = sysProcAttr()
-	e := &emulator{fn: fn, url: "http://" + addr + rieInvokePath, cmd: cmd, exited: make(chan struct{}), seen: map[int]bool{}}
+	e := &emulator{fn: fn, url: "http://" + addr + rieInvokePath, proxy: proxy, cmd: cmd, exited: make(chan struct{}), seen: map[int]bool{}}
 	if err := startProcess(cmd, e.exited); err != nil {
+		proxy.close()
 		return nil, fmt.Errorf("localtest: starting the emulator of %s: %w", fn.spec.Name, err)
 	}
 	e.started = time.Now()
@@ -123,25 +141,104 @@ func startProcess(cmd *exec.Cmd, exited chan struct{}) error {
 	return <-started
 }
 
-// invoke forwards one invocation. The caller holds the emulator exclusively.
-func (e *emulator) invoke(ctx context.Context, body []byte, h http.Header) (*http.Response, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytesReader(body))
-	if err != nil {
-		return nil, nil, err
+// envCommand is env(1), which starts each bootstrap (see spawnEmulator).
+func envCommand() string {
+	if p, err := exec.LookPath("env"); err == nil {
+		return p
 	}
-	for _, k := range []string{"X-Amz-Client-Context", "X-Amzn-Trace-Id", "X-Amzn-RequestId", "X-Amz-Tenant-Id", "X-Amz-Cognito-Identity"} {
+	return "/usr/bin/env"
+}
+
+// invoke sends one invocation and returns as soon as Lambda would answer
+// its caller: when the emulator has accepted the runtime's response
+// (inv.early(); the answer is that payload), or else with the emulator's
+// own answer (a function error, a crash, a timeout). The emulator stays
+// busy until it has answered itself, which it does once the runtime and
+// every extension subscribed to INVOKE have called next again; release is
+// called then (from another goroutine when the caller was answered early),
+// after killing an emulator that failed to answer at all. An error is the
+// caller's ctx ending first (inv is then still in flight; release follows).
+func (e *emulator) invoke(ctx context.Context, body []byte, h http.Header, release func(*invocation)) (*invocation, error) {
+	id := h.Get("X-Amzn-RequestId")
+	if id == "" {
+		id = uuid.NewString()
+	}
+	// The invoke outlives the caller's ctx as on Lambda, but not the
+	// function's timeout (plus slack for the emulator's own answer).
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(e.fn.spec.Timeout)*time.Second+5*time.Second)
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, e.url, bytesReader(body))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	for _, k := range []string{"X-Amz-Client-Context", "X-Amzn-Trace-Id", "X-Amz-Tenant-Id", "X-Amz-Cognito-Identity"} {
 		if v := h.Get(k); v != "" {
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := e.fn.stack.rieClient.Do(req)
-	if err != nil {
-		return nil, nil, err
+	req.Header.Set("X-Amzn-RequestId", id)
+	inv := newInvocation(id)
+	inv.notify = e.fn.wake
+	e.cur.Store(inv)
+	e.proxy.begin(inv)
+	inv.sent = time.Now()
+	released := make(chan struct{})
+	go func() {
+		defer cancel()
+		e.await(req, inv)
+		release(inv)
+		close(released)
+	}()
+	select {
+	case <-inv.responded():
+	case <-released: // the emulator's own answer, once e is free again
+	case <-ctx.Done():
+		return inv, ctx.Err()
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	return inv, nil
+}
+
+// await waits for the emulator's answer to inv and records it.
+func (e *emulator) await(req *http.Request, inv *invocation) {
+	resp, err := e.fn.stack.rieClient.Do(req)
+	var out []byte
+	if err == nil {
+		out, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	inv.mu.Lock()
+	inv.answeredAt = time.Now()
+	if resp != nil {
+		inv.status = resp.StatusCode
+	}
+	inv.out, inv.err = out, err
+	inv.mu.Unlock()
+	e.proxy.end(inv)
+	close(inv.finished)
 	e.remember()
-	return resp, b, err
+	if err != nil {
+		// The emulator itself failed: its environment is gone for good.
+		e.kill()
+		return
+	}
+	if inv.early() {
+		// Lambda's PostRuntimeExtensionsDuration, in the function's log
+		// next to the emulator's REPORT line.
+		inv.mu.Lock()
+		n := len(inv.extNext)
+		inv.mu.Unlock()
+		fmt.Fprintf(e.fn.log, "mcpfn-local: POSTRUNTIME RequestId: %s\tPostRuntimeExtensionsDuration: %.2f ms\tExtensions done: %d\n",
+			inv.id, float64(inv.postRuntime().Microseconds())/1000, n)
+	}
+}
+
+// answer is what the caller of invoke gets: the runtime's accepted
+// response (HTTP 200), or the emulator's answer.
+func (inv *invocation) answer() (status int, body []byte, err error) {
+	if inv.early() {
+		return http.StatusOK, inv.response, nil
+	}
+	return inv.status, inv.out, inv.err
 }
 
 // remember records the emulator's current descendants (the bootstrap).
@@ -186,6 +283,7 @@ func (e *emulator) kill() {
 		}
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
+	defer e.proxy.close()
 	select {
 	case <-e.exited:
 	case <-time.After(5 * time.Second):
@@ -229,13 +327,21 @@ type function struct {
 	idle  []*emulator
 	total int // emulators existing or being started
 	all   []*emulator
+	// changed is closed (and replaced) whenever an emulator is released or
+	// its invoke progressed, for the waiters of acquire and waitIdle.
+	changed chan struct{}
 }
 
 // acquire returns an idle emulator, starting a new one while the function
 // is below its concurrency limit, or errBusy — never waits for a busy one:
-// Lambda does not queue synchronous invokes either.
+// Lambda does not queue synchronous invokes either. It only waits for an
+// emulator whose invoke has ended as Lambda counts it (the runtime and
+// every extension called next) and which is about to answer: on Lambda
+// that environment would already be free.
 func (f *function) acquire(ctx context.Context) (*emulator, error) {
-	f.mu.Lock()
+	if err := f.waitUntil(ctx, func() bool { return len(f.idle) > 0 || !f.settling() }); err != nil {
+		return nil, err
+	}
 	for len(f.idle) > 0 {
 		e := f.idle[len(f.idle)-1]
 		f.idle = f.idle[:len(f.idle)-1]
@@ -267,10 +373,37 @@ func (f *function) acquire(ctx context.Context) (*emulator, error) {
 	return e, nil
 }
 
+// settling reports whether an emulator is about to be free (f.mu held;
+// see invocation.settling).
+func (f *function) settling() bool {
+	for _, e := range f.all {
+		if inv := e.cur.Load(); inv != nil && inv.settling() {
+			return true
+		}
+	}
+	return false
+}
+
+// wake tells the waiters of acquire and waitIdle to look again.
+func (f *function) wake() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wakeLocked()
+}
+
+func (f *function) wakeLocked() {
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
+}
+
 // release returns e to the pool, unless its process has died.
 func (f *function) release(e *emulator) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	e.cur.Store(nil)
+	f.wakeLocked()
 	select {
 	case <-e.exited:
 		f.total--
@@ -278,6 +411,36 @@ func (f *function) release(e *emulator) {
 	default:
 	}
 	f.idle = append(f.idle, e)
+}
+
+// waitIdle returns once the pool has an idle emulator, or room for one.
+func (f *function) waitIdle(ctx context.Context) error {
+	if err := f.waitUntil(ctx, func() bool { return len(f.idle) > 0 || f.total < f.max }); err != nil {
+		return err
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// waitUntil locks f.mu and returns, still holding it, once cond (called
+// with f.mu held) is true; it looks again whenever an emulator is released
+// or an invoke progresses. On an error f.mu is not held.
+func (f *function) waitUntil(ctx context.Context, cond func() bool) error {
+	f.mu.Lock()
+	for !cond() {
+		if f.changed == nil {
+			f.changed = make(chan struct{})
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		f.mu.Lock()
+	}
+	return nil
 }
 
 // warm starts n emulators and puts them in the pool.

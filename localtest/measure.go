@@ -9,21 +9,26 @@ import (
 )
 
 // ColdStart starts a fresh emulator of function, sends it payload and
-// returns the time from starting the emulator process to the first
-// response — Lambda's cold start as the caller sees it: process start,
-// runtime init, first invoke — and the bootstrap's peak RSS (VmHWM, bytes)
-// afterwards. The emulator is stopped before it returns.
+// returns the time from starting the emulator process to the answer —
+// Lambda's cold start as the caller sees it: process start, runtime init,
+// first invoke, up to the runtime's response (not the extensions' work
+// after it) — and the bootstrap's peak RSS (VmHWM, bytes) once the invoke
+// has finished. The emulator is stopped before it returns.
 func (s *Stack) ColdStart(ctx context.Context, function string, payload []byte) (time.Duration, int64, error) {
 	e, err := s.Hold(ctx, function)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer e.Close()
-	began := e.began
-	if _, err := e.Invoke(ctx, payload); err != nil {
+	inv, err := e.Call(ctx, payload)
+	if err != nil {
 		return 0, 0, err
 	}
-	return time.Since(began), e.PeakRSS(), nil
+	d := inv.Answered.Sub(e.began)
+	if err := inv.Wait(ctx); err != nil {
+		return 0, 0, err
+	}
+	return d, e.PeakRSS(), nil
 }
 
 // Emulator is one fresh execution environment of a function, held by the
@@ -32,6 +37,7 @@ func (s *Stack) ColdStart(ctx context.Context, function string, payload []byte) 
 type Emulator struct {
 	e     *emulator
 	began time.Time // before the emulator process was started
+	busy  *invocation
 }
 
 // Hold starts a fresh emulator of function, outside the function's pool.
@@ -49,17 +55,101 @@ func (s *Stack) Hold(ctx context.Context, function string) (*Emulator, error) {
 	return &Emulator{e: e, began: began}, nil
 }
 
-// Invoke sends payload and returns the function's answer; a status other
-// than 200 is an error.
-func (h *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	resp, body, err := h.e.invoke(ctx, payload, http.Header{})
+// Invocation is one invoke of a held emulator: the caller's answer, when it
+// came, and the timeline the Runtime API proxy recorded.
+type Invocation struct {
+	// Status and Payload are the answer: the runtime's response with 200
+	// as soon as the emulator accepted it (Early), or the emulator's own
+	// answer (function errors, crashes, timeouts).
+	Status  int
+	Payload []byte
+	Early   bool
+	// Sent is when the invoke was sent, Answered when the caller had the
+	// answer: Answered−Sent is the caller-visible duration.
+	Sent, Answered time.Time
+	inv            *invocation
+}
+
+// Duration is the caller-visible duration of the invoke.
+func (i *Invocation) Duration() time.Duration { return i.Answered.Sub(i.Sent) }
+
+// Wait blocks until the execution environment is free again: the emulator
+// has answered, which it does once the runtime and every extension
+// subscribed to INVOKE have called next.
+func (i *Invocation) Wait(ctx context.Context) error {
+	select {
+	case <-i.inv.finished:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// PostRuntime is the local PostRuntimeExtensionsDuration: from the
+// runtime's response POST to the emulator's answer, i.e. the time the
+// environment stayed busy after the caller was answered. Zero until Wait
+// returned, and for an invoke that was not answered early.
+func (i *Invocation) PostRuntime() time.Duration { return i.inv.postRuntime() }
+
+// Timeline is what the Runtime API proxy saw of an invoke; zero times did
+// not happen (yet).
+type Timeline struct {
+	RuntimeNext time.Time // the runtime's next returned the invoke
+	Posted      time.Time // the runtime's response or error POST arrived
+	Accepted    time.Time // the emulator accepted the response
+	// ExtensionNext are the extensions' event/next calls once the runtime
+	// had the invoke: each is an extension done with it.
+	ExtensionNext []time.Time
+	Released      time.Time // the emulator answered: the environment is free
+}
+
+// Timeline returns the invoke's timeline so far.
+func (i *Invocation) Timeline() Timeline {
+	inv := i.inv
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	return Timeline{RuntimeNext: inv.nextAt, Posted: inv.postedAt, Accepted: inv.acceptedAt,
+		ExtensionNext: append([]time.Time(nil), inv.extNext...), Released: inv.answeredAt}
+}
+
+// Call sends payload and returns the answer as soon as Lambda would give it
+// (see Invocation). The environment is busy until the invoke has finished
+// (Invocation.Wait): a Call waits for the previous one to finish before it
+// sends, as Lambda gives an environment no new invoke before that.
+func (h *Emulator) Call(ctx context.Context, payload []byte) (*Invocation, error) {
+	if h.busy != nil {
+		select {
+		case <-h.busy.finished:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	inv, err := h.e.invoke(ctx, payload, http.Header{}, func(*invocation) {})
+	if inv != nil {
+		h.busy = inv
+	}
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("localtest: invoke of %s: HTTP %d: %s", h.e.fn.spec.Name, resp.StatusCode, body)
+	answered := time.Now()
+	status, body, err := inv.answer()
+	if err != nil {
+		return nil, err
 	}
-	return body, nil
+	return &Invocation{Status: status, Payload: body, Early: inv.early(), Sent: inv.sent, Answered: answered, inv: inv}, nil
+}
+
+// Invoke sends payload and returns the function's answer; a status other
+// than 200 is an error.
+func (h *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	inv, err := h.Call(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	if inv.Status != http.StatusOK {
+		return nil, fmt.Errorf("localtest: invoke of %s: HTTP %d: %s", h.e.fn.spec.Name, inv.Status, inv.Payload)
+	}
+	return inv.Payload, nil
 }
 
 // PeakRSS is the largest peak resident set size (VmHWM, bytes) of the

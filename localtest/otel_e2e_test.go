@@ -71,13 +71,18 @@ func countSegments(t *testing.T) map[string]int {
 // span, both with the row's ids (trace id in each one's spelling), and that
 // the row's parent — the gateway's forward — is one OTLP span too. OTLP
 // spans are exported before a function answers, so they are read at once;
-// X-Ray's UDP documents were waited for by checkSpans.
+// X-Ray's UDP documents were waited for by checkSpans. Without the tag
+// mcpfn_otel (the default build) the stack traces to X-Ray only, and only
+// the documents are checked.
 func checkOTLP(t *testing.T, rows []audit.Row) {
 	t.Helper()
 	spans, segs := readOTLP(t), countSegments(t)
 	for _, r := range rows {
 		if n := segs[r.TraceID+"/"+r.SpanID]; n != 1 {
 			t.Errorf("row %s: %d X-Ray documents, want 1", r.CallID, n)
+		}
+		if !audit.OTelBuilt {
+			continue
 		}
 		got := spans[r.SpanID]
 		if len(got) != 1 {
@@ -116,6 +121,9 @@ func TestClientTraceparentRootsTheChain(t *testing.T) {
 		t.Fatalf("row trace %s, want the client's %s", r.TraceID, audit.XRayTraceID(clientTrace))
 	}
 	checkOTLP(t, rows)
+	if !audit.OTelBuilt {
+		return // no OTLP spans in the default build (go test -tags mcpfn_otel)
+	}
 	fwd := readOTLP(t)[r.ParentSpanID]
 	if len(fwd) != 1 || fwd[0].ParentSpanID != clientSpan {
 		t.Fatalf("forward span %+v: want the client's span %s as parent", fwd, clientSpan)

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && mcpfn_otel
 
 package localtest_test
 
@@ -21,7 +21,7 @@ import (
 // through the emulator directly (its _meta.traceparent becomes the parent,
 // since no X-Ray header reaches it), freezes the function's processes the
 // moment the answer is back, as Lambda does, and finds the span already in
-// otlp.jsonl.
+// otlp.jsonl. It needs the tracing flavour: go test -tags mcpfn_otel.
 func TestSpanExportedBeforeTheAnswer(t *testing.T) {
 	clientTrace, clientSpan := audit.W3CTraceID(audit.NewTraceID(time.Now())), audit.NewSpanID()
 	payload, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{

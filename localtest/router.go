@@ -74,7 +74,13 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "User", "Request must be smaller than 6291456 bytes for the InvokeFunction operation")
 		return
 	}
-	if len(body) > 0 && !json.Valid(body) {
+	if len(body) == 0 {
+		// Lambda hands a function "{}" when an Invoke carries no payload
+		// (the emulator would pass the empty body on, which no runtime's
+		// JSON decoder accepts).
+		body = []byte("{}")
+	}
+	if !json.Valid(body) {
 		lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "User", "Could not parse request body into json")
 		return
 	}
@@ -91,29 +97,33 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the local stack could not start an execution environment: "+err.Error())
 		return
 	}
-	defer fn.release(e)
 
 	h := r.Header.Clone()
 	h.Set("X-Amzn-RequestId", reqID)
-	// The invoke outlives the caller's connection as on Lambda, but not the
-	// function's timeout (plus slack for the emulator's own answer).
+	// The answer comes as on Lambda: at the runtime's response, while the
+	// environment stays busy until every extension is done with the invoke
+	// (then release returns it to the pool); errors come with the
+	// emulator's own answer.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Duration(fn.spec.Timeout)*time.Second+5*time.Second)
 	defer cancel()
-	resp, out, err := e.invoke(ctx, body, h)
+	inv, err := e.invoke(ctx, body, h, func(*invocation) { fn.release(e) })
+	var status int
+	var out []byte
+	if err == nil {
+		status, out, err = inv.answer()
+	}
 	if err != nil {
-		// The emulator itself failed: its environment is gone for good.
-		go e.kill()
 		rt.s.logRouter("function", name, "requestId", reqID, "emulator", e.url, "error", "invoking: "+err.Error())
 		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the execution environment failed: "+err.Error())
 		return
 	}
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
 	w.Header().Set("Content-Type", "application/json")
-	if kind, payload, ok := functionError(resp.StatusCode, out, reqID, fn.spec.Timeout); ok {
+	if kind, payload, ok := functionError(status, out, reqID, fn.spec.Timeout); ok {
 		w.Header().Set("X-Amz-Function-Error", kind)
 		out = payload
-	} else if resp.StatusCode != http.StatusOK {
-		msg := fmt.Sprintf("the emulator answered HTTP %d: %.200s", resp.StatusCode, out)
+	} else if status != http.StatusOK {
+		msg := fmt.Sprintf("the emulator answered HTTP %d: %.200s", status, out)
 		rt.s.logRouter("function", name, "requestId", reqID, "emulator", e.url, "error", msg)
 		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", msg)
 		return

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,7 +268,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 		fnBin := filepath.Join(binDir, sp.Name)
 		s.functions[sp.Name] = &function{stack: s, spec: *sp, binDir: fnBin, bootstrap: filepath.Join(fnBin, "bootstrap")}
-		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: sp.BuildTags, stripped: sp.Stripped})
+		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: withTracingFlavour(sp.BuildTags), stripped: sp.Stripped})
 	}
 	buildDone := make(chan error, 1)
 	buildStart := time.Now()
@@ -471,11 +472,12 @@ func (s *Stack) prepareFunction(f *function) error {
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.URL,
 		"AWS_XRAY_DAEMON_ADDRESS":          s.xray.Addr(),
 		"AWS_XRAY_CONTEXT_MISSING":         "LOG_ERROR",
-		// Locally every span goes both ways, with the same ids.
+		// Locally every span goes both ways, with the same ids, when the
+		// functions link OpenTelemetry (withTracingFlavour).
 		audit.EnvTracing:      audit.TracingBoth,
 		audit.EnvOTLPEndpoint: s.otlp.URL(),
 	}
-	if !audit.OTelBuilt {
+	if !audit.OTelBuilt && !slices.Contains(f.spec.BuildTags, otelTag) {
 		env[audit.EnvTracing] = audit.TracingXRay
 	}
 	for k, v := range f.spec.Env {
@@ -485,6 +487,22 @@ func (s *Stack) prepareFunction(f *function) error {
 		f.environ = append(f.environ, k+"="+env[k])
 	}
 	return nil
+}
+
+// otelTag is the build tag that links the OpenTelemetry emitter (audit).
+const otelTag = "mcpfn_otel"
+
+// withTracingFlavour returns a function's build tags with mcpfn_otel added
+// when this process links OpenTelemetry itself (built with -tags
+// mcpfn_otel, as `make test` runs this package's tests): the stack's
+// functions are then the tracing flavour and send their spans to the OTLP
+// stand-in as the in-process gateway does. Otherwise they are built as
+// deployed by default, X-Ray only (docs/tracing.md).
+func withTracingFlavour(tags []string) []string {
+	if !audit.OTelBuilt || slices.Contains(tags, otelTag) {
+		return tags
+	}
+	return append(slices.Clip(tags), otelTag)
 }
 
 // warmAll starts PoolSize emulators of every function, all functions at

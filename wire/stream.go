@@ -20,6 +20,16 @@ import (
 //	{"frame":"log","level":"info","logger":"digest","data":"fetched 50"}
 //	{"mcpfn":"1","callId":"…","result":{…}}
 
+// EnvLocalStreamURL is set by the local stack only (never on AWS, where the
+// response stream itself is incremental): the emulator buffers a streamed
+// response whole, so a function also POSTs each frame, as it writes it, to
+// <EnvLocalStreamURL>/<Lambda request id>?offset=<byte offset of the frame
+// in the stream>, body = the frame's line (newline included), in stream
+// order, one request at a time. The final payload is not copied: it arrives
+// with the emulator's buffered response, whose bytes after the last copied
+// frame are the rest of the stream.
+const EnvLocalStreamURL = "MCPFN_LOCAL_STREAM_URL"
+
 // Frame kinds.
 const (
 	FrameProgress = "progress"

@@ -2,8 +2,8 @@ package viewer
 
 import (
 	"bufio"
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/xray"
+
+	"github.com/mcpfn/mcpfn/internal/xraydoc"
 )
 
 // Segment is one X-Ray segment or subsegment of a trace, flattened out of
@@ -69,11 +71,11 @@ func (f FileSegments) Segments(ctx context.Context, traceID string) ([]Segment, 
 		if !strings.Contains(string(line), traceID) {
 			continue
 		}
-		var doc document
-		if json.Unmarshal(line, &doc) != nil || doc.TraceID != traceID {
+		doc, err := xraydoc.Parse(line)
+		if err != nil || doc.TraceID != traceID {
 			continue
 		}
-		out = doc.flatten(out, "", traceID)
+		out = segmentsOf(out, doc, false, traceID)
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
@@ -102,11 +104,11 @@ func (x XRaySegments) Segments(ctx context.Context, traceID string) ([]Segment, 
 		}
 		for _, tr := range res.Traces {
 			for _, s := range tr.Segments {
-				var doc document
-				if json.Unmarshal([]byte(aws.ToString(s.Document)), &doc) != nil {
+				doc, err := xraydoc.Parse([]byte(aws.ToString(s.Document)))
+				if err != nil {
 					continue
 				}
-				out = doc.flatten(out, "", traceID)
+				out = segmentsOf(out, doc, false, traceID)
 			}
 		}
 		if aws.ToString(res.NextToken) == "" {
@@ -116,55 +118,27 @@ func (x XRaySegments) Segments(ctx context.Context, traceID string) ([]Segment, 
 	}
 }
 
-// document is an X-Ray segment document with the fields the viewer shows.
-type document struct {
-	ID          string                     `json:"id"`
-	TraceID     string                     `json:"trace_id"`
-	ParentID    string                     `json:"parent_id"`
-	Type        string                     `json:"type"`
-	Name        string                     `json:"name"`
-	Origin      string                     `json:"origin"`
-	StartTime   float64                    `json:"start_time"`
-	EndTime     float64                    `json:"end_time"`
-	InProgress  bool                       `json:"in_progress"`
-	Error       bool                       `json:"error"`
-	Fault       bool                       `json:"fault"`
-	Throttle    bool                       `json:"throttle"`
-	Annotations map[string]any             `json:"annotations"`
-	Metadata    map[string]json.RawMessage `json:"metadata"`
-	Subsegments []document                 `json:"subsegments"`
-}
-
-// flatten appends d and its nested subsegments; a nested subsegment's
-// trace and parent are its enclosing document's, which X-Ray leaves implicit.
-func (d *document) flatten(out []Segment, parent, traceID string) []Segment {
+// segmentsOf appends the document and the subsegments nested in it as the
+// viewer's Segments; a nested subsegment's trace and parent are its
+// enclosing document's (xraydoc.Parse fills them in), and traceID stands in
+// for a trace id the document does not name.
+func segmentsOf(out []Segment, d xraydoc.Document, nested bool, traceID string) []Segment {
 	s := Segment{
-		ID: d.ID, TraceID: d.TraceID, ParentID: d.ParentID, Name: d.Name,
-		Subsegment: d.Type == "subsegment" || parent != "",
+		ID: d.ID, TraceID: cmp.Or(d.TraceID, traceID), ParentID: d.ParentID, Name: d.Name,
+		Subsegment: d.Type == "subsegment" || nested,
 		Origin:     d.Origin,
 		Start:      epoch(d.StartTime), End: epoch(d.EndTime), InProgress: d.InProgress,
 		Error: d.Error, Fault: d.Fault, Throttle: d.Throttle,
 	}
-	if s.TraceID == "" {
-		s.TraceID = traceID
-	}
-	if s.ParentID == "" {
-		s.ParentID = parent
-	}
 	if o, ok := d.Annotations["origin"].(string); ok && s.Origin == "" {
 		s.Origin = o
 	}
-	if raw, ok := d.Metadata["mcpfn"]; ok {
-		var md struct {
-			Operation string `json:"operation"`
-		}
-		if json.Unmarshal(raw, &md) == nil {
-			s.Operation = md.Operation
-		}
+	if md, ok := d.Metadata["mcpfn"].(map[string]any); ok {
+		s.Operation, _ = md["operation"].(string)
 	}
 	out = append(out, s)
-	for i := range d.Subsegments {
-		out = d.Subsegments[i].flatten(out, d.ID, s.TraceID)
+	for _, sub := range d.Subsegments {
+		out = segmentsOf(out, sub, true, traceID)
 	}
 	return out
 }

@@ -32,6 +32,9 @@ func TestBenchLambdaTiny(t *testing.T) {
 			t.Errorf("no row for %s", f.label)
 		}
 	}
+	if !strings.Contains(report, "| post-runtime cold / warm |") {
+		t.Error("no post-runtime column")
+	}
 	verdicts := strings.Count(report, "| PASS |") + strings.Count(report, "| MISS (")
 	if want := 4 + len(flavours) - 1; verdicts != want {
 		t.Errorf("%d bounds with a verdict, want %d", verdicts, want)

@@ -23,36 +23,13 @@ import (
 	"io"
 	"net"
 	"sync"
+
+	"github.com/mcpfn/mcpfn/internal/xraydoc"
 )
 
-// Document is one received segment or subsegment, with the fields tests and
-// the audit code look at parsed out; Raw keeps the document as sent.
-type Document struct {
-	ID       string `json:"id"`
-	TraceID  string `json:"trace_id"`
-	ParentID string `json:"parent_id"`
-	Name     string `json:"name"`
-	// Type is "subsegment" for a subsegment sent on its own and empty for a
-	// segment (and for subsegments nested in their parent's document).
-	Type        string         `json:"type"`
-	Namespace   string         `json:"namespace"`
-	StartTime   float64        `json:"start_time"`
-	EndTime     float64        `json:"end_time"`
-	InProgress  bool           `json:"in_progress"`
-	Error       bool           `json:"error"`
-	Fault       bool           `json:"fault"`
-	Throttle    bool           `json:"throttle"`
-	Annotations map[string]any `json:"annotations"`
-	// Metadata maps namespace to key to value, as X-Ray stores it.
-	Metadata map[string]any `json:"metadata"`
-	// Subsegments are the completed subsegments the sender nested inside
-	// this document instead of sending them on their own. The stand-in
-	// fills in their TraceID and ParentID from the enclosing document, which
-	// X-Ray leaves implicit.
-	Subsegments []Document `json:"subsegments"`
-
-	Raw json.RawMessage `json:"-"`
-}
+// Document is one received segment or subsegment (package xraydoc says
+// what it holds).
+type Document = xraydoc.Document
 
 // header is the first line of every datagram, as the SDKs write it.
 type header struct {
@@ -174,8 +151,8 @@ func parseDatagram(datagram []byte) (Document, []byte, error) {
 	if err := json.Compact(&line, bytes.TrimSpace(body)); err != nil {
 		return Document{}, nil, fmt.Errorf("document: %w", err)
 	}
-	var doc Document
-	if err := json.Unmarshal(line.Bytes(), &doc); err != nil {
+	doc, err := xraydoc.Parse(line.Bytes())
+	if err != nil {
 		return Document{}, nil, fmt.Errorf("document: %w", err)
 	}
 	// The fields X-Ray itself requires of every segment and subsegment.
@@ -185,35 +162,8 @@ func parseDatagram(datagram []byte) (Document, []byte, error) {
 	if doc.TraceID == "" {
 		return Document{}, nil, errors.New("document: trace_id is required at the top level")
 	}
-	doc.Raw = json.RawMessage(bytes.Clone(line.Bytes()))
-	fillNested(&doc)
 	line.WriteByte('\n')
 	return doc, line.Bytes(), nil
-}
-
-// fillNested gives nested subsegments the trace and parent ids that their
-// position in the document implies, and their own Raw.
-func fillNested(parent *Document) {
-	if len(parent.Subsegments) == 0 {
-		return
-	}
-	var raw struct {
-		Subsegments []json.RawMessage `json:"subsegments"`
-	}
-	_ = json.Unmarshal(parent.Raw, &raw)
-	for i := range parent.Subsegments {
-		sub := &parent.Subsegments[i]
-		if sub.TraceID == "" {
-			sub.TraceID = parent.TraceID
-		}
-		if sub.ParentID == "" {
-			sub.ParentID = parent.ID
-		}
-		if i < len(raw.Subsegments) {
-			sub.Raw = raw.Subsegments[i]
-		}
-		fillNested(sub)
-	}
 }
 
 // Documents returns the documents received so far, in arrival order, as sent
@@ -234,17 +184,9 @@ func (d *Daemon) Entities() []Document {
 	defer d.mu.Unlock()
 	var all []Document
 	for _, doc := range d.docs {
-		all = flatten(all, doc)
+		all = xraydoc.Flatten(all, doc)
 	}
 	return all
-}
-
-func flatten(dst []Document, doc Document) []Document {
-	dst = append(dst, doc)
-	for _, sub := range doc.Subsegments {
-		dst = flatten(dst, sub)
-	}
-	return dst
 }
 
 // Malformed counts the datagrams rejected so far.
@@ -290,7 +232,7 @@ func (d *Daemon) WaitFor(ctx context.Context, match func(Document) bool) (Docume
 		changed, closed := d.changed, d.closed
 		d.mu.Unlock()
 		for _, doc := range docs {
-			for _, e := range flatten(nil, doc) {
+			for _, e := range xraydoc.Flatten(nil, doc) {
 				if match(e) {
 					return e, nil
 				}

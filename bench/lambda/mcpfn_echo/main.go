@@ -4,7 +4,7 @@
 // echo on bare aws-lambda-go (localtest/internal/bare). Its environment
 // decides the rest, as for any tool function: MCPFN_AUDIT_TABLE (audit on
 // or off), MCPFN_CALL_KEY_SECRET (the key its call tokens are verified
-// with); build tags choose the flavour (e.g. mcpfn_noxraysdk).
+// with); build tags choose the flavour (e.g. mcpfn_xraysdk, mcpfn_otel).
 package main
 
 import (
