@@ -44,6 +44,10 @@ func (s TaskSupport) normal() (TaskSupport, bool) {
 // TaskSupport returns whether the tool runs as a task.
 func (t *Tool) TaskSupport() TaskSupport { return t.tasks }
 
+// TaskAfterInput reports whether the tool's calls start synchronously and
+// become a task when the handler returns [StartTask] (ToolDef.TaskAfterInput).
+func (t *Tool) TaskAfterInput() bool { return t.taskAfterInput }
+
 // EnvTaskWatchInterval overrides [DefaultWatchInterval] (a Go duration).
 const EnvTaskWatchInterval = "MCPFN_TASK_WATCH_INTERVAL"
 

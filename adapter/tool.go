@@ -68,6 +68,11 @@ type ToolDef[In, Out any] struct {
 	// extension (default forbidden): a long-running tool is optional or
 	// required.
 	TaskSupport TaskSupport
+	// TaskAfterInput: the tool gathers input synchronously (multi-round,
+	// RequireInput) before it runs as a task. The gateway forwards its calls
+	// synchronously, and the handler returns [StartTask] on the round that
+	// becomes the task. Needs TaskSupport optional or required.
+	TaskAfterInput bool
 
 	// Handler runs the tool. A definition declared for a catalog has none
 	// yet; Define requires one.
@@ -113,6 +118,7 @@ type Tool struct {
 	readOnly, destructive, idem, ow bool
 	scopes                          []string
 	tasks                           TaskSupport
+	taskAfterInput                  bool
 	needs                           []CredentialNeed
 	inSchema, outSchema             *jsonschema.Schema
 	inResolved, outResolved         *jsonschema.Resolved
@@ -183,6 +189,9 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if !ok {
 		return nil, fmt.Errorf("adapter: tool %q: TaskSupport %q is not forbidden, optional or required", d.Name, d.TaskSupport)
 	}
+	if d.TaskAfterInput && tasks == TaskForbidden {
+		return nil, fmt.Errorf("adapter: tool %q: TaskAfterInput needs TaskSupport optional or required", d.Name)
+	}
 	in, err := schemaFor[In](d.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: tool %q input schema: %w", d.Name, err)
@@ -221,7 +230,7 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	return &Tool{
 		name: d.Name, title: d.Title, description: d.Description,
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
-		scopes: append([]string(nil), d.Scopes...), tasks: tasks, needs: append([]CredentialNeed(nil), d.Credentials...),
+		scopes: append([]string(nil), d.Scopes...), tasks: tasks, taskAfterInput: d.TaskAfterInput, needs: append([]CredentialNeed(nil), d.Credentials...),
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
 		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {

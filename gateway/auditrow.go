@@ -52,6 +52,9 @@ func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *wire.E
 		FunctionName:    f.function,
 		Destructive:     destructive,
 	}
+	if env.Task != nil {
+		row.TaskID = env.Task.ID
+	}
 	if ci := env.MCP.ClientInfo; ci != nil {
 		row.ClientName, row.ClientVersion = ci.Name, ci.Version
 	}

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 // AuthMode says how the gateway verifies callers. There is no default: a
@@ -60,6 +62,9 @@ const (
 	EnvMCPPath            = "MCPFN_MCP_PATH"             // default "/mcp"
 	EnvListenAddr         = "MCPFN_LISTEN_ADDR"          // local server address, default 127.0.0.1:8080
 	EnvToolsList          = "MCPFN_TOOLS_LIST"           // hide | show: tools a caller lacks scopes for (default hide)
+	EnvTaskRunWindow      = "MCPFN_TASK_RUN_WINDOW"      // Go duration a task run may start in, default 40m
+	// taskstore.EnvTable (MCPFN_TASKS_TABLE) names the tasks table;
+	// MCPFN_TASK_TTL and MCPFN_TASK_POLL_INTERVAL_MS tune its tasks.
 )
 
 const (
@@ -218,6 +223,18 @@ type Config struct {
 	// an *audit.Auditor when MCPFN_AUDIT_TABLE is set, as adapter.Start
 	// does for a function.
 	Recorder adapter.Recorder
+	// Tasks is the tasks table of the MCP Tasks extension (package
+	// taskstore). Nil: the extension is not advertised, every call is
+	// synchronous, and a tool whose TaskSupport is required is a
+	// configuration error. ConfigFrom sets it when MCPFN_TASKS_TABLE is set.
+	Tasks *taskstore.Store
+	// TaskRunWindow is how long after a task's (re)invoke Lambda may still
+	// start its run: its call token lives that long. It must cover the
+	// function's async queue and retries (EventInvokeConfig). A task still
+	// working TaskRunWindow plus 15 minutes (Lambda's longest run) after
+	// its last update is reported failed. Default 40m.
+	TaskRunWindow time.Duration
+
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -297,6 +314,23 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 				errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
 			}
 			*dst = n
+		}
+	}
+	if v := strings.TrimSpace(getenv(EnvTaskRunWindow)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive Go duration such as 40m", EnvTaskRunWindow, v))
+		}
+		cfg.TaskRunWindow = d
+	}
+	if table, opts, err := taskstore.OptionsFromEnv(getenv); err != nil {
+		errs = append(errs, err)
+	} else if table != "" {
+		awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gateway: AWS configuration: %w", err))
+		} else {
+			cfg.Tasks = taskstore.New(audit.NewDynamoClient(awsCfg), table, opts)
 		}
 	}
 	var attempts, maxBatch, maxInvokes, maxReqInvokes int64
@@ -389,6 +423,9 @@ func (c *Config) check() error {
 			errs = append(errs, fmt.Errorf("gateway: tool %q is in the catalog twice", t.Name()))
 		}
 		seen[t.Name()] = true
+		if t.TaskSupport() == adapter.TaskRequired && c.Tasks == nil {
+			errs = append(errs, fmt.Errorf("gateway: tool %q runs only as a task, and there is no tasks table (%s)", t.Name(), taskstore.EnvTable))
+		}
 		if c.Functions[t.Name()] == "" {
 			errs = append(errs, fmt.Errorf("gateway: tool %q has no function in %s", t.Name(), EnvToolFunctions))
 		}
@@ -420,6 +457,7 @@ func (c *Config) check() error {
 		errs = append(errs, fmt.Errorf("gateway: path %q must start with /", c.Path))
 	}
 	c.InvokeTimeout = cmp.Or(c.InvokeTimeout, defaultTimeout)
+	c.TaskRunWindow = cmp.Or(c.TaskRunWindow, defaultTaskRunWindow)
 	c.DeadlineReserve = cmp.Or(c.DeadlineReserve, defaultDeadlineRes)
 	c.InvokeAttempts = cmp.Or(c.InvokeAttempts, defaultAttempts)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, defaultMaxBody)

@@ -77,6 +77,10 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				env.Params.InputResponses = b
 			}
 		}
+		if t.TaskSupport() == adapter.TaskRequired && !ri.declaresTasks {
+			return nil, toolCallNeedsTasks(name)
+		}
+		env.Cancel = g.cancelMarker(ri)
 		start := time.Now()
 		// Authorization at the endpoint: a caller without the tool's
 		// scopes is refused here, its function is never invoked, and the
@@ -88,6 +92,9 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 				g.recordUnseen(ctx, ri, &env, f, "", t.Destructive())
 			}
 			return errorResult(denied), nil
+		}
+		if ri.declaresTasks && t.TaskSupport() != adapter.TaskForbidden && !t.TaskAfterInput() {
+			return g.startTask(ctx, ri, t, function, &env, start), nil
 		}
 		// The verified caller travels only inside the call token, which
 		// binds it to this call id, tool, function and arguments. Client
@@ -115,6 +122,9 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		}
 		if f.delivery != answered && g.cfg.Recorder != nil {
 			g.recordUnseen(ctx, ri, &env, f, spanID, t.Destructive())
+		}
+		if f.startTask {
+			return g.taskFromRound(ctx, ri, t, function, &env)
 		}
 		if rpcErr != nil {
 			return nil, rpcErr
@@ -152,8 +162,10 @@ type forward struct {
 	// gateway's audit row; public and cause are what failure reported.
 	delivery delivery
 	reached  bool // an attempt may have reached the function (noteReached)
-	public   *adapter.Error
-	cause    error
+	// startTask: the function asked to run the call as a task (StartTask).
+	startTask bool
+	public    *adapter.Error
+	cause     error
 }
 
 // invoke calls the function and maps every outcome. It returns exactly one
@@ -198,11 +210,17 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	// One pass: the envelope response with its result decoded as the MCP
 	// CallToolResult it must be.
 	var resp struct {
-		Version string              `json:"mcpfn"`
-		Result  *mcp.CallToolResult `json:"result"`
-		Error   *wire.RPCError      `json:"error"`
+		Version   string              `json:"mcpfn"`
+		Result    *mcp.CallToolResult `json:"result"`
+		Error     *wire.RPCError      `json:"error"`
+		StartTask bool                `json:"startTask"`
 	}
-	if err := json.Unmarshal(out.Payload, &resp); err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
+	err = json.Unmarshal(out.Payload, &resp)
+	if err == nil && resp.Version != "" && resp.StartTask {
+		f.startTask = true // the forwarder goes on with the task
+		return nil, nil
+	}
+	if err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
 		f.error = true
 		if e := rpcErrorAnswer(out.Payload); resp.Version == "" && e != nil {
 			// The function could not recognise the envelope (it nests

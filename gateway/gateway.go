@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -45,6 +46,9 @@ type Gateway struct {
 	// function cannot have run (decision 0015).
 	unsentRetryer aws.Retryer
 	stop          context.CancelFunc
+	// tasks is the tasks table (Config.Tasks): nil serves no tasks.
+	tasks *taskstore.Store
+	now   func() time.Time // the clock of task run windows; tests move it
 }
 
 // requestInfo is what the HTTP front learned about one JSON-RPC message that
@@ -64,6 +68,10 @@ type requestInfo struct {
 	jsonrpcID   json.RawMessage // the id of this message
 	method      string          // the method of this message
 	invokes     slots           // MaxInvokesPerRequest, shared by a batch's messages
+	// declaresTasks: a tools/call whose _meta declares the tasks
+	// extension; created is its CreateTaskResult once it became a task.
+	declaresTasks bool
+	created       *taskstore.View
 }
 
 type requestInfoKey struct{}
@@ -77,7 +85,8 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, invoker: cfg.Lambda, signer: cfg.Signer, tools: map[string]*adapter.Tool{}, stop: stop,
-		invokes: newSlots(cfg.MaxInvokes), unsentRetryer: invokeRetryer(cfg.InvokeAttempts, true)}
+		invokes: newSlots(cfg.MaxInvokes), unsentRetryer: invokeRetryer(cfg.InvokeAttempts, true),
+		tasks: cfg.Tasks, now: time.Now}
 	for _, t := range cfg.Tools {
 		g.tools[t.Name()] = t
 	}
@@ -138,8 +147,12 @@ func New(cfg Config) (*Gateway, error) {
 
 	// The SDK logs every ephemeral session at INFO: one line per request.
 	sdkLogger := slog.New(minLevel{cfg.Logger.Handler(), slog.LevelWarn})
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	if g.tasks != nil {
+		caps.AddExtension(TasksExtension, nil)
+	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: cfg.ServerName, Version: cfg.ServerVersion}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: caps,
 		Logger:       sdkLogger,
 	})
 	g.server.AddReceivingMiddleware(g.filterToolsList)
@@ -307,6 +320,9 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 	r.Body = io.NopCloser(bytes.NewReader(msg))
 	r.ContentLength = int64(len(msg))
+	if g.tasks != nil && g.serveTasks(w, r, msg, ri) {
+		return
+	}
 	g.mcp.ServeHTTP(w, r)
 }
 

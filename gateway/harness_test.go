@@ -181,6 +181,8 @@ type invokeAPI struct {
 	misbehave map[string]http.HandlerFunc
 	invokes   map[string]int
 	headers   []http.Header
+	// async are the runs of InvocationType Event invokes still going.
+	async sync.WaitGroup
 }
 
 func newInvokeAPI(t testing.TB, fns map[string]*adapter.Function) *invokeAPI {
@@ -188,7 +190,7 @@ func newInvokeAPI(t testing.TB, fns map[string]*adapter.Function) *invokeAPI {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", api.invoke)
 	api.Server = httptest.NewServer(mux)
-	t.Cleanup(api.Close)
+	t.Cleanup(func() { api.Close(); api.async.Wait() })
 	return api
 }
 
@@ -231,6 +233,17 @@ func (api *invokeAPI) invoke(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"Type":"User","message":"Function not found: %s"}`, name)
+		return
+	}
+	if r.Header.Get("X-Amz-Invocation-Type") == "Event" {
+		// Lambda queues the event, answers 202 and runs it later, on a
+		// context of its own.
+		w.WriteHeader(http.StatusAccepted)
+		api.async.Go(func() {
+			ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: reqID, Timeout: 10 * time.Second})
+			defer cancel()
+			_, _ = fn.Invoke(ctx, payload)
+		})
 		return
 	}
 	// The context aws-lambda-go's runtime loop builds for an invocation.
@@ -364,10 +377,32 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	t.Cleanup(func() { _ = sm.Close() })
 	secrets := map[string]string{}
+	cfg := Config{
+		Tools:         e.cat.tools(),
+		Functions:     e.cat.functions(),
+		Auth:          AuthJWT,
+		InvokeTimeout: 2 * time.Second,
+		KeySecrets:    secrets,
+		Spans:         e.spans,
+		Logger:        quiet,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	// Tools an option added to the catalog (the task tools) get functions
+	// too, with the gateway's tasks table.
+	functions, tools := e.cat.functions(), e.cat.tools()
+	extra := map[string][]adapter.Option{}
+	for _, tl := range cfg.Tools {
+		if _, ok := functions[tl.Name()]; !ok {
+			functions[tl.Name()], tools = cfg.Functions[tl.Name()], append(tools, tl)
+			extra[tl.Name()] = []adapter.Option{adapter.WithTaskStore(cfg.Tasks), adapter.WithTaskWatchInterval(50 * time.Millisecond)}
+		}
+	}
 	fns := map[string]*adapter.Function{}
 	smAPI := secretsmanager.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(sm.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
-	for tool, fn := range e.cat.functions() {
+	for tool, fn := range functions {
 		sm.Generate(fn+"-key", 64)
 		arn := secretsstandin.ARN(fn + "-key")
 		secrets[tool] = arn
@@ -383,9 +418,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tl := range e.cat.tools() {
+		for _, tl := range tools {
 			if tl.Name() == tool {
-				fns[fn] = adapter.New(tl, adapter.WithLogger(quiet), adapter.WithCallVerifier(v))
+				fns[fn] = adapter.New(tl, append([]adapter.Option{adapter.WithLogger(quiet), adapter.WithCallVerifier(v)}, extra[tool]...)...)
 				e.verifiers[fn] = v
 			}
 		}
@@ -401,18 +436,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-	cfg := Config{
-		Tools:         e.cat.tools(),
-		Functions:     e.cat.functions(),
-		Auth:          AuthJWT,
-		JWT:           JWTConfig{Issuer: e.iss.URL, Audience: testAudience},
-		InvokeTimeout: 2 * time.Second,
-		KeySecrets:    secrets,
-		Spans:         e.spans,
-		Logger:        quiet,
-	}
-	for _, o := range opts {
-		o(&cfg)
+	if cfg.Auth == AuthJWT && cfg.JWT.Issuer == "" {
+		cfg.JWT = JWTConfig{Issuer: e.iss.URL, Audience: testAudience}
 	}
 	gw, err := New(cfg)
 	if err != nil {

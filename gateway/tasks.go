@@ -1,0 +1,435 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/taskstore"
+	"github.com/mcpfn/mcpfn/wire"
+)
+
+// The MCP Tasks extension (v2, SEP-2663) on Lambda; docs/decisions/0022.
+//
+// A tools/call of a tool whose TaskSupport is optional or required, from a
+// request that declares the extension in
+// _meta["io.modelcontextprotocol/clientCapabilities"].extensions, becomes a
+// task: the gateway authorizes it as any call, writes the task
+// (taskstore.Create, owned by the verified caller), invokes the function
+// asynchronously (InvocationType Event) with the envelope naming the task
+// and a call token bound to it, and answers the flat CreateTaskResult.
+// tasks/get, tasks/update and tasks/cancel are answered here from the table,
+// before the go-sdk, which knows no tasks; tasks/result and tasks/list (v1)
+// fall through to it and are -32601.
+
+// TasksExtension is the extension's id, advertised in capabilities.extensions.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// maxFunctionRun is Lambda's longest function timeout: a run that started
+// inside its window has ended, one way or another, this long after.
+const maxFunctionRun = 15 * time.Minute
+
+// defaultTaskRunWindow covers Lambda's async queue and its retries with the
+// default EventInvokeConfig: attempts of up to 15 minutes, retried after 1
+// and 2 minutes, so the last one starts within about 33 minutes.
+const defaultTaskRunWindow = 40 * time.Minute
+
+// MCP error codes of SEP-2575 and SEP-2243.
+const (
+	codeHeaderMismatch    = mcp.CodeHeaderMismatch
+	codeMissingCapability = mcp.CodeMissingRequiredClientCapabilities
+)
+
+// taskMessage is what the gateway reads of a message the tasks code
+// handles.
+type taskMessage struct {
+	Params struct {
+		Name           string                     `json:"name"`
+		TaskID         *string                    `json:"taskId"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestID      json.RawMessage            `json:"requestId"`
+		Meta           struct {
+			ProtocolVersion string           `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientInfo      *wire.ClientInfo `json:"io.modelcontextprotocol/clientInfo"`
+			Capabilities    struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+func (m *taskMessage) declaresTasks() bool {
+	_, ok := m.Params.Meta.Capabilities.Extensions[TasksExtension]
+	return ok
+}
+
+// serveTasks is dispatch's hook for a gateway with a tasks table. It
+// answers tasks/get, tasks/update and tasks/cancel; marks a synchronous
+// call cancelled on notifications/cancelled (and lets the go-sdk answer
+// it); and runs a tools/call that may become a task through the go-sdk
+// with its answer buffered, to replace it with the CreateTaskResult. It
+// reports whether it answered the message.
+func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte, ri *requestInfo) bool {
+	switch ri.method {
+	case "tasks/get", "tasks/update", "tasks/cancel", "tools/call", "notifications/cancelled":
+	default:
+		return false
+	}
+	var m taskMessage
+	_ = json.Unmarshal(msg, &m) // a malformed message is the go-sdk's to refuse
+	switch ri.method {
+	case "notifications/cancelled":
+		g.markCancelled(r.Context(), ri, m.Params.RequestID)
+		return false
+	case "tools/call":
+		ri.declaresTasks = m.declaresTasks()
+		t := g.tools[m.Params.Name]
+		if !ri.declaresTasks || t == nil || t.TaskSupport() == adapter.TaskForbidden {
+			return false
+		}
+		buf := newBufferedResponse()
+		g.mcp.ServeHTTP(buf, r)
+		if ri.created != nil {
+			b, _ := json.Marshal(ri.created)
+			writeRPCResult(w, ri.jsonrpcID, b)
+			return true
+		}
+		for k, vs := range buf.header {
+			w.Header()[k] = vs
+		}
+		if buf.status != 0 {
+			w.WriteHeader(buf.status)
+		}
+		_, _ = w.Write(buf.body.Bytes())
+		return true
+	}
+	if len(ri.jsonrpcID) == 0 {
+		w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
+		return true
+	}
+	result, rpcErr := g.taskMethod(r, ri, &m)
+	if rpcErr != nil {
+		status := http.StatusBadRequest
+		if rpcErr.Code == wire.RPCInternalError {
+			status = http.StatusOK
+		}
+		b, _ := json.Marshal(wire.NewRPCResponse(ri.jsonrpcID, nil, rpcErr))
+		writeJSON(w, status, b)
+		return true
+	}
+	writeRPCResult(w, ri.jsonrpcID, result)
+	return true
+}
+
+// ack is the answer of tasks/update and tasks/cancel.
+var ack = json.RawMessage(`{"resultType":"complete"}`)
+
+// taskMethod answers tasks/get, tasks/update or tasks/cancel: the result,
+// or the JSON-RPC error.
+func (g *Gateway) taskMethod(r *http.Request, ri *requestInfo, m *taskMessage) (json.RawMessage, *wire.RPCError) {
+	id := ""
+	if m.Params.TaskID != nil {
+		id = *m.Params.TaskID
+	}
+	if e := checkTaskHeaders(r.Header, ri.method, id); e != nil {
+		return nil, e
+	}
+	if !m.declaresTasks() {
+		return nil, missingTasks(ri.method + " needs the " + TasksExtension + " extension, declared in the request's _meta clientCapabilities")
+	}
+	if m.Params.TaskID == nil {
+		return nil, &wire.RPCError{Code: wire.RPCInvalidParams, Message: "params.taskId (a string) is required"}
+	}
+	ctx, owner := r.Context(), ownerOf(ri.identity)
+	var err error
+	switch ri.method {
+	case "tasks/get":
+		var t *taskstore.Task
+		if t, err = g.tasks.Get(ctx, owner, id); err == nil {
+			t, err = g.abandonIfOverdue(ctx, ri, owner, t)
+		}
+		if err == nil {
+			b, merr := json.Marshal(pending(t))
+			if merr == nil {
+				return b, nil
+			}
+			err = merr
+		}
+	case "tasks/cancel":
+		err = g.tasks.Cancel(ctx, owner, id)
+	case "tasks/update":
+		var (
+			t      *taskstore.Task
+			resume bool
+		)
+		t, resume, err = g.tasks.Update(ctx, owner, id, m.Params.InputResponses)
+		if err == nil && resume {
+			g.resumeTask(ctx, ri, m, t)
+		}
+		if errors.Is(err, taskstore.ErrTooLarge) {
+			return nil, &wire.RPCError{Code: wire.RPCInvalidParams, Message: "the input responses are too large for the task"}
+		}
+	}
+	switch {
+	case errors.Is(err, taskstore.ErrNotFound):
+		return nil, &wire.RPCError{Code: wire.RPCInvalidParams, Message: "task not found"}
+	case err != nil:
+		g.cfg.Logger.Warn("mcpfn gateway: task store failed", "method", ri.method, "error", err.Error())
+		return nil, &wire.RPCError{Code: wire.RPCInternalError, Message: "the task store is unavailable; retry later"}
+	}
+	return ack, nil
+}
+
+// pending is the tasks/get view of t with only the input requests still
+// unanswered: a partial tasks/update leaves the task input_required, and
+// the client must see what is left (SEP-2663).
+func pending(t *taskstore.Task) taskstore.View {
+	v := t.Detailed()
+	if len(v.InputRequests) > 0 && len(t.InputResponses) > 0 {
+		left := make(map[string]json.RawMessage, len(v.InputRequests))
+		for k, r := range v.InputRequests {
+			if _, answered := t.InputResponses[k]; !answered {
+				left[k] = r
+			}
+		}
+		v.InputRequests = left
+	}
+	return v
+}
+
+// checkTaskHeaders applies SEP-2243 to the tasks methods (SEP-2663 routes
+// them by Mcp-Name = taskId): a header that is sent must match the body,
+// and from protocol version 2026-07-28 on both must be sent.
+func checkTaskHeaders(h http.Header, method, taskID string) *wire.RPCError {
+	required := h.Get("Mcp-Protocol-Version") >= wire.ModernProtocolVersion
+	for _, c := range []struct{ header, want string }{{"Mcp-Method", method}, {"Mcp-Name", taskID}} {
+		v, sent := h.Get(c.header), len(h.Values(c.header)) > 0
+		if (!sent && required) || (sent && strings.TrimSpace(v) != c.want) {
+			return &wire.RPCError{Code: codeHeaderMismatch, Message: "the " + c.header + " header is missing or does not match the request body"}
+		}
+	}
+	return nil
+}
+
+// missingTasks is the -32021 of a request that needs the extension and did
+// not declare it; its data names the capability (SEP-2575).
+func missingTasks(msg string) *wire.RPCError {
+	return &wire.RPCError{Code: codeMissingCapability, Message: msg,
+		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}
+}
+
+// ownerOf is the task owner and cancel-marker owner of a caller: the
+// caller key the audit indexes by ("" for an unverified caller, who then
+// shares tasks with every other unverified caller: AuthNone).
+func ownerOf(id *adapter.Identity) string {
+	if id == nil {
+		return ""
+	}
+	return audit.Caller{AuthMethod: id.AuthMethod, Issuer: id.Issuer, Tenant: id.Tenant, Subject: id.Subject}.Key()
+}
+
+// startTask is the forwarder's task path for an authorized call: it
+// creates the task, invokes its first run and stashes the CreateTaskResult
+// for serveTasks. A failure answers the call as the failed call it is (an
+// isError result, as a synchronous call's), and the task, if written, ends
+// failed.
+func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope, start time.Time) *mcp.CallToolResult {
+	// A task is cancelled through its record, and reports progress as its
+	// statusMessage: no cancel marker, no stream.
+	env.Cancel, env.Stream = nil, nil
+	params, err := json.Marshal(env.Params)
+	var task *taskstore.Task
+	if err == nil {
+		task, err = g.tasks.Create(ctx, taskstore.NewTask{Owner: ownerOf(ri.identity), Tool: t.Name(), Function: function, CallID: env.CallID, Params: params})
+	}
+	if err != nil {
+		f := &forward{g: g, tool: t.Name(), function: function, callID: env.CallID, start: start, delivery: notSent}
+		code, msg := adapter.CodeUnavailable, "the gateway cannot record the task right now; retry later"
+		if errors.Is(err, taskstore.ErrTooLarge) {
+			code, msg = adapter.CodePayloadTooLarge, "the call's arguments are too large for a task"
+		}
+		res := f.failure(code, msg, false, err)
+		f.end = time.Now()
+		if g.cfg.Recorder != nil {
+			g.recordUnseen(ctx, ri, env, f, "", t.Destructive())
+		}
+		return res
+	}
+	env.Task = &wire.TaskRun{ID: task.ID}
+	if res := g.runTask(ctx, ri, t, function, env, start); res != nil {
+		return res
+	}
+	v := task.Created()
+	ri.created = &v
+	return &mcp.CallToolResult{}
+}
+
+// resumeTask invokes the next round of a task whose input tasks/update
+// completed: the same arguments, the round's answers and the sealed state
+// the last round left. The round gets a call id of its own, as every
+// synchronous round does: the audit keys a row (and a destructive call's
+// at-most-once guard) by call id, and the rows of a task's rounds share its
+// taskId.
+func (g *Gateway) resumeTask(ctx context.Context, ri *requestInfo, m *taskMessage, task *taskstore.Task) {
+	env := wire.Envelope{Version: wire.EnvelopeVersion, CallID: wire.NewCallID(), SessionID: ri.sessionID, Task: &wire.TaskRun{ID: task.ID}}
+	pv := m.Params.Meta.ProtocolVersion
+	env.MCP = wire.EnvelopeMCP{Era: wire.EraOf(pv), Method: "tools/call", ProtocolVersion: pv, ClientInfo: m.Params.Meta.ClientInfo, JSONRPCID: ri.jsonrpcID}
+	err := json.Unmarshal(task.Params, &env.Params)
+	if err == nil {
+		env.Params.InputResponses, err = json.Marshal(task.RoundResponses())
+		env.Params.RequestState = string(task.RequestState)
+	}
+	t := g.tools[task.Tool]
+	if err != nil || t == nil {
+		g.abandon(ctx, task.ID, "the gateway cannot resume the task")
+		return
+	}
+	g.runTask(ctx, ri, t, task.Function, &env, time.Now())
+}
+
+// runTask signs env (naming its task) with a token valid for the task's run
+// window and invokes the function asynchronously. A refused invoke ends
+// the task failed, and the gateway writes the call's row.
+func (g *Gateway) runTask(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope, start time.Time) *mcp.CallToolResult {
+	f := &forward{g: g, tool: t.Name(), function: function, callID: env.CallID, start: start}
+	tok, err := g.signer.Sign(calltoken.Call{
+		Tool: t.Name(), CallID: env.CallID, Caller: ri.identity, Args: env.Params.Arguments,
+		Expires: start.Add(g.cfg.TaskRunWindow), Task: env.Task.ID,
+	})
+	var res *mcp.CallToolResult
+	if err != nil {
+		f.delivery = notSent
+		res = f.failure(adapter.CodeInternal, "the gateway cannot sign calls to this tool", false, err)
+		f.end = time.Now()
+	} else {
+		env.CallToken = tok
+		header, spanID := forwardTrace(ri.trace)
+		env.TraceHeader = header
+		payload, _ := json.Marshal(env)
+		res = f.invokeEvent(ctx, ri, payload, header)
+		if spanID != "" && g.cfg.Spans != nil {
+			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID, "", env.MCP.ProtocolVersion))
+			g.flushSpans(ctx, ri)
+		}
+	}
+	if res == nil {
+		return nil
+	}
+	g.abandon(ctx, env.Task.ID, f.public.Message)
+	if g.cfg.Recorder != nil {
+		g.recordUnseen(ctx, ri, env, f, "", t.Destructive())
+	}
+	return res
+}
+
+// invokeEvent queues the task run (InvocationType Event: Lambda answers 202
+// and runs it, retrying on failure). It returns nil once queued, or the
+// failure as the call's isError result.
+func (f *forward) invokeEvent(ctx context.Context, ri *requestInfo, payload []byte, traceHeader string) *mcp.CallToolResult {
+	defer func() { f.end = time.Now() }()
+	ictx, cancel := context.WithDeadline(ctx, f.g.forwardDeadline(f.start, ri))
+	defer cancel()
+	out, err := f.g.invoker.Invoke(ictx, &lambda.InvokeInput{
+		FunctionName:   &f.function,
+		Payload:        payload,
+		InvocationType: types.InvocationTypeEvent,
+	}, lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached))...), f.g.resendPolicy(true))
+	if err != nil {
+		res := f.invokeError(ictx, err)
+		if f.reached && f.delivery == notSent {
+			f.delivery = maybeRun
+		}
+		return res
+	}
+	f.requestID, _ = awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
+	return nil
+}
+
+// abandonIfOverdue fails a working task whose run window is over: every run
+// Lambda could still start has ended (the event was lost, or every attempt
+// crashed before recording an outcome). The gateway writes the call's row.
+func (g *Gateway) abandonIfOverdue(ctx context.Context, ri *requestInfo, owner string, t *taskstore.Task) (*taskstore.Task, error) {
+	if t.Status != taskstore.StatusWorking || !g.now().After(t.LastUpdatedAt.Add(g.cfg.TaskRunWindow+maxFunctionRun)) {
+		return t, nil
+	}
+	const msg = "the task's function did not record an outcome within its run window"
+	if !g.abandon(ctx, t.ID, msg) {
+		return g.tasks.Get(ctx, owner, t.ID) // it changed meanwhile
+	}
+	if g.cfg.Recorder != nil {
+		// The lost round's call id is not in the task (a resumed round has
+		// its own): the row has one of its own, and the task's id.
+		env := wire.Envelope{CallID: wire.NewCallID(), MCP: wire.EnvelopeMCP{Method: "tools/call"}, Task: &wire.TaskRun{ID: t.ID}}
+		_ = json.Unmarshal(t.Params, &env.Params)
+		f := &forward{g: g, tool: t.Tool, function: t.Function, callID: env.CallID, start: t.LastUpdatedAt, end: g.now(),
+			code: adapter.CodeTimeout, public: adapter.NewError(adapter.CodeTimeout, msg), delivery: notSent, error: true}
+		tool := g.tools[t.Tool]
+		g.recordUnseen(ctx, ri, &env, f, "", tool != nil && tool.Destructive())
+	}
+	return g.tasks.Get(ctx, owner, t.ID)
+}
+
+// abandon records task id failed (if it is still working) with msg, and
+// reports whether it did.
+func (g *Gateway) abandon(ctx context.Context, id, msg string) bool {
+	err := g.tasks.Abandon(context.WithoutCancel(ctx), id, taskstore.RPCError{Code: wire.RPCInternalError, Message: msg})
+	if err != nil && !errors.Is(err, taskstore.ErrNotWorking) && !errors.Is(err, taskstore.ErrCancelled) {
+		g.cfg.Logger.Warn("mcpfn gateway: recording a task failed", "taskId", id, "error", err.Error())
+	}
+	return err == nil
+}
+
+// requestKey is the cancel-marker key of a JSON-RPC id: its compact JSON,
+// so 7 and "7" are different requests.
+func requestKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+func writeRPCResult(w http.ResponseWriter, id, result json.RawMessage) {
+	b, _ := json.Marshal(wire.NewRPCResponse(id, result, nil))
+	writeJSON(w, http.StatusOK, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// toolCallNeedsTasks is the -32021 of a tools/call of a task-required tool
+// from a request that did not declare the extension.
+func toolCallNeedsTasks(tool string) *jsonrpc.Error {
+	e := missingTasks("tool " + tool + " runs only as a task: declare the " + TasksExtension + " extension in the request's _meta clientCapabilities")
+	data, _ := json.Marshal(e.Data)
+	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message, Data: data}
+}
+
+// taskFromRound goes on with a synchronous round whose function asked to
+// run the rest as a task (adapter.StartTask, a TaskAfterInput tool): the
+// same round, answers and sealed state included, becomes the task's first
+// run, under a call id of its own (the round has its row). A client that
+// did not declare the extension cannot take the task: -32021.
+func (g *Gateway) taskFromRound(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope) (*mcp.CallToolResult, error) {
+	if !ri.declaresTasks {
+		return nil, toolCallNeedsTasks(t.Name())
+	}
+	env.CallID = wire.NewCallID()
+	return g.startTask(ctx, ri, t, function, env, time.Now()), nil
+}
