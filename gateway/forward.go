@@ -81,6 +81,10 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			return nil, toolCallNeedsTasks(name)
 		}
 		env.Cancel = g.cancelMarker(ri)
+		rl := g.relayFor(ctx, ri, req)
+		if rl != nil {
+			env.Stream = rl.request
+		}
 		start := time.Now()
 		// Authorization at the endpoint: a caller without the tool's
 		// scopes is refused here, its function is never invoked, and the
@@ -114,7 +118,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call's params cannot be forwarded: " + err.Error()}
 		}
 
-		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start}
+		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start, relay: rl}
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID, link, pv))
@@ -166,6 +170,8 @@ type forward struct {
 	startTask bool
 	public    *adapter.Error
 	cause     error
+	// relay, when set, streams the answer (stream.go).
+	relay *relay
 }
 
 // invoke calls the function and maps every outcome. It returns exactly one
@@ -187,26 +193,49 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 	}
 	defer release()
 
+	if f.relay != nil {
+		return f.invokeStream(ictx, payload, traceHeader)
+	}
 	out, err := f.g.invoker.Invoke(ictx, &lambda.InvokeInput{
 		FunctionName:   &f.function,
 		Payload:        payload,
 		InvocationType: types.InvocationTypeRequestResponse,
 		// ClientContext stays unset: the envelope carries everything, and
 		// client context is capped at 3,583 bytes and dropped by sam local.
-	}, lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached))...), f.g.resendPolicy(f.unsafeRetry))
+	}, f.invokeOptions(traceHeader)...)
 	if err != nil {
-		res := f.invokeError(ictx, err)
-		if f.reached && f.delivery == notSent {
-			// The last attempt was refused, an earlier one may have run.
-			f.delivery = maybeRun
-		}
-		return res, nil
+		return f.unanswered(ictx, err), nil
 	}
 	f.requestID, _ = awsmiddleware.GetRequestIDMetadata(out.ResultMetadata)
 	if out.FunctionError != nil {
 		f.delivery = maybeRun
 		return f.functionError(*out.FunctionError, out.Payload), nil
 	}
+	return f.decodeAnswer(out.Payload)
+}
+
+// invokeOptions are the options of every Invoke of the forward: its trace
+// header, the note that an attempt reached Lambda, its resend policy.
+func (f *forward) invokeOptions(traceHeader string) []func(*lambda.Options) {
+	return []func(*lambda.Options){
+		lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached))...),
+		f.g.resendPolicy(f.unsafeRetry),
+	}
+}
+
+// unanswered maps an Invoke that got no answer (invokeError); when the last
+// attempt was refused, an earlier one may still have run.
+func (f *forward) unanswered(ctx context.Context, err error) *mcp.CallToolResult {
+	res := f.invokeError(ctx, err)
+	if f.reached && f.delivery == notSent {
+		f.delivery = maybeRun
+	}
+	return res
+}
+
+// decodeAnswer turns the function's answer (an envelope response) into
+// the call's result or JSON-RPC error.
+func (f *forward) decodeAnswer(payload []byte) (*mcp.CallToolResult, *jsonrpc.Error) {
 	// One pass: the envelope response with its result decoded as the MCP
 	// CallToolResult it must be.
 	var resp struct {
@@ -215,21 +244,21 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 		Error     *wire.RPCError      `json:"error"`
 		StartTask bool                `json:"startTask"`
 	}
-	err = json.Unmarshal(out.Payload, &resp)
+	err := json.Unmarshal(payload, &resp)
 	if err == nil && resp.Version != "" && resp.StartTask {
 		f.startTask = true // the forwarder goes on with the task
 		return nil, nil
 	}
 	if err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
 		f.error = true
-		if e := rpcErrorAnswer(out.Payload); resp.Version == "" && e != nil {
+		if e := rpcErrorAnswer(payload); resp.Version == "" && e != nil {
 			// The function could not recognise the envelope (it nests
 			// deeper than it decodes) and answered in JSON-RPC: a
 			// protocol failure it reports, passed on as such.
 			return nil, e
 		}
 		return f.failure(adapter.CodeInternal, "the tool function gave an answer the gateway cannot read", false,
-			fmt.Errorf("function %s answered %d bytes that are not an mcpfn envelope response with a CallToolResult (%v)", f.function, len(out.Payload), err)), nil
+			fmt.Errorf("function %s answered %d bytes that are not an mcpfn envelope response with a CallToolResult (%v)", f.function, len(payload), err)), nil
 	}
 	if resp.Error != nil {
 		// A protocol failure the function reports (unknown tool, malformed
@@ -371,6 +400,9 @@ func (f *forward) span(t wire.Trace, id, link, protocolVersion string) audit.Spa
 	}
 	ann["outcome"] = outcome
 	md := map[string]any{"function": f.function, "operation": "lambda:Invoke"}
+	if f.relay != nil {
+		md["operation"] = "lambda:InvokeWithResponseStream"
+	}
 	if f.requestID != "" {
 		md["lambdaRequestId"] = f.requestID
 	}

@@ -33,6 +33,7 @@ type Gateway struct {
 	cfg     Config
 	server  *mcp.Server
 	mcp     http.Handler
+	mcpSSE  http.Handler // the same server answering on SSE streams (stream.go)
 	auth    authenticator
 	jwt     *jwtAuth // nil unless AuthJWT: serves RFC 9728 metadata
 	invoker Invoker
@@ -72,6 +73,9 @@ type requestInfo struct {
 	// extension; created is its CreateTaskResult once it became a task.
 	declaresTasks bool
 	created       *taskstore.View
+	// sse: the message is answered on an SSE stream that relays the
+	// call's progress and log frames (stream.go).
+	sse bool
 }
 
 type requestInfoKey struct{}
@@ -161,7 +165,7 @@ func New(cfg Config) (*Gateway, error) {
 		// arguments; the function validates them against the same schema.
 		g.server.AddTool(t.MCPTool(), g.forwarder(t, cfg.Functions[t.Name()]))
 	}
-	g.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+	opts := mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		// An explicit Host allow-list replaces the SDK's loopback-only
@@ -170,7 +174,9 @@ func New(cfg Config) (*Gateway, error) {
 		MaxRequestBodyBytes:          cfg.MaxBodyBytes,
 		Logger:                       sdkLogger,
 		PropagateRequestCancellation: true,
-	})
+	}
+	g.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &opts)
+	g.mcpSSE = g.sseHandler(opts)
 	return g, nil
 }
 
@@ -317,13 +323,17 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
 		return
 	}
+	h := g.mcp
+	if _, batched := w.(*bufferedResponse); !batched && g.wantsStream(ri, msg) {
+		h, ri.sse = g.mcpSSE, true
+	}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 	r.Body = io.NopCloser(bytes.NewReader(msg))
 	r.ContentLength = int64(len(msg))
 	if g.tasks != nil && g.serveTasks(w, r, msg, ri) {
 		return
 	}
-	g.mcp.ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
 }
 
 // isArray reports whether msg, after JSON whitespace, starts an array.

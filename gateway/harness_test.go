@@ -189,6 +189,7 @@ func newInvokeAPI(t testing.TB, fns map[string]*adapter.Function) *invokeAPI {
 	api := &invokeAPI{functions: fns, misbehave: map[string]http.HandlerFunc{}, invokes: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", api.invoke)
+	mux.HandleFunc("POST /2021-11-15/functions/{name}/response-streaming-invocations", api.invokeStream)
 	api.Server = httptest.NewServer(mux)
 	t.Cleanup(func() { api.Close(); api.async.Wait() })
 	return api

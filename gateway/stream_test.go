@@ -1,0 +1,247 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/invokestream"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
+	"github.com/mcpfn/mcpfn/wire"
+)
+
+// invokeStream serves InvokeWithResponseStream as Lambda does: the
+// function's streamed answer (adapter.Function.InvokeStream) relayed chunk
+// by chunk as an event stream, then InvokeComplete.
+func (api *invokeAPI) invokeStream(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	api.mu.Lock()
+	fn := api.functions[name]
+	api.invokes[name]++
+	api.headers = append(api.headers, r.Header.Clone())
+	api.mu.Unlock()
+	reqID := wire.NewCallID()
+	w.Header().Set("X-Amzn-RequestId", reqID)
+	payload, _ := io.ReadAll(r.Body)
+	if fn == nil {
+		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	ctx, cancel := lambdatest.Context(r.Context(), lambdatest.Invocation{
+		RequestID: reqID, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + name,
+		Trace: r.Header.Get("X-Amzn-Trace-Id"), Timeout: 10 * time.Second,
+	})
+	defer cancel()
+	body := fn.InvokeStream(ctx, payload)
+	sw := invokestream.Start(w)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := body.Read(buf)
+		_ = sw.Chunk(buf[:n])
+		if err != nil {
+			code := ""
+			if err != io.EOF {
+				code = "Runtime.Error"
+			}
+			_ = sw.Complete(code, "")
+			return
+		}
+	}
+}
+
+type waitIn struct {
+	Wait bool `json:"wait,omitempty"`
+}
+
+type waitOut struct {
+	Released bool `json:"released"`
+}
+
+// streamTool reports progress, logs at two levels and, asked to, waits for
+// release between its two progress reports.
+func streamTool(release <-chan struct{}) *adapter.Tool {
+	return adapter.MustDefine(adapter.ToolDef[waitIn, waitOut]{
+		Name: "progress_wait", Description: "Reports progress around a wait.", ReadOnly: true,
+		Handler: func(ctx context.Context, call *adapter.Call, in waitIn) (waitOut, error) {
+			call.Progress(1, 2, "started")
+			call.Log("debug", "quiet detail")
+			call.Log("warning", map[string]string{"note": "loud"})
+			if in.Wait {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return waitOut{}, ctx.Err()
+				case <-time.After(8 * time.Second):
+					return waitOut{}, adapter.Errorf(adapter.CodeTimeout, "never released: the first progress frame did not reach the client while the handler ran")
+				}
+			}
+			call.Progress(2, 2, "done")
+			return waitOut{Released: in.Wait}, nil
+		},
+	})
+}
+
+// newStreamEnv is newEnv with the progress_wait tool, whose function
+// (fn-progress) shares fn-echo's call key.
+func newStreamEnv(t *testing.T, release <-chan struct{}, opts ...envOption) *env {
+	tool := streamTool(release)
+	e := newEnv(t, append([]envOption{func(c *Config) {
+		c.Tools = append(c.Tools, tool)
+		c.Functions["progress_wait"] = "fn-progress"
+		c.KeySecrets["progress_wait"] = c.KeySecrets["echo_call"]
+	}}, opts...)...)
+	sm := secretsmanager.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(e.secrets.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
+	ring, err := calltoken.LoadKeyring(context.Background(), sm, secretsstandin.ARN("fn-echo-key"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := calltoken.NewVerifier(calltoken.VerifierConfig{Audience: "fn-progress", Keyring: ring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api.mu.Lock()
+	e.api.functions["fn-progress"] = adapter.New(tool, adapter.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), adapter.WithCallVerifier(v))
+	e.api.mu.Unlock()
+	return e
+}
+
+// The first progress frame reaches the go-sdk client while the handler is
+// still blocked — the handler waits for the client's handler to release
+// it — so frames are relayed as they happen, not with the result.
+func TestProgressReachesClientWhileHandlerRuns(t *testing.T) {
+	release := make(chan struct{})
+	e := newStreamEnv(t, release)
+	var mu sync.Mutex
+	var got []string
+	var once sync.Once
+	client := mcp.NewClient(&mcp.Implementation{Name: "progress-client", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params.Message+":"+toString(req.Params.ProgressToken))
+			mu.Unlock()
+			once.Do(func() { close(release) })
+		},
+	})
+	tok := e.iss.token(t, "alice", nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   e.mcpURL,
+		HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, header: bearer(tok)}},
+		MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: "progress_wait", Arguments: waitIn{Wait: true}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("tool error: %s", textOf(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || got[0] != "started:tok-1" {
+		t.Fatalf("progress notifications %v, want started:tok-1 first", got)
+	}
+}
+
+func toString(v any) string { s, _ := v.(string); return s }
+
+// sseMessages reads an SSE response's JSON-RPC messages in order.
+func sseMessages(t *testing.T, r io.Reader) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("SSE data %q: %v", data, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// On the wire the frames come before the result, in the order the handler
+// made them, and only the log messages at or above the requested level.
+func TestStreamedCallOrderOnTheWire(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	tok := e.iss.token(t, "alice", nil)
+	call := `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"progress_wait","arguments":{},` +
+		`"_meta":{"progressToken":7,"io.modelcontextprotocol/logLevel":"warning","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	h := bearer(tok)
+	h.Set("Mcp-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", "tools/call")
+	h.Set("Mcp-Name", "progress_wait")
+	resp, body := e.post(t, call, h)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type %q, want an SSE stream: %s", ct, body)
+	}
+	msgs := sseMessages(t, strings.NewReader(string(body)))
+	var seq []string
+	for _, m := range msgs {
+		switch m["method"] {
+		case "notifications/progress":
+			p := m["params"].(map[string]any)
+			if p["progressToken"] != float64(7) {
+				t.Errorf("progress token %v, want 7", p["progressToken"])
+			}
+			seq = append(seq, "progress:"+p["message"].(string))
+		case "notifications/message":
+			p := m["params"].(map[string]any)
+			seq = append(seq, "log:"+p["level"].(string))
+		default:
+			if m["result"] != nil {
+				seq = append(seq, "result")
+			} else {
+				seq = append(seq, "other")
+			}
+		}
+	}
+	want := "progress:started log:warning progress:done result"
+	if strings.Join(seq, " ") != want {
+		t.Fatalf("SSE messages %v, want %s", seq, want)
+	}
+}
+
+// A call without a progress token or log level keeps its JSON response and
+// its plain Invoke.
+func TestPlainCallKeepsJSON(t *testing.T) {
+	e := newStreamEnv(t, nil)
+	tok := e.iss.token(t, "alice", nil)
+	resp, body := e.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress_wait","arguments":{}}}`, bearer(tok))
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type %q, want JSON: %s", ct, body)
+	}
+	if !strings.Contains(string(body), `"result"`) {
+		t.Fatalf("no result: %s", body)
+	}
+}
