@@ -25,6 +25,7 @@ import (
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/conformance"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 // The external clients, installed by `make deps` (npm ci in tools/node). The
@@ -114,6 +115,9 @@ func fixtureFunctions() []localtest.FunctionSpec {
 	return specs
 }
 
+// tasksTable is the tasks table's logical id in template.yaml.
+const tasksTable = "TasksTable"
+
 // taskWatchInterval is how often a fixture's running task reads its record
 // for a cancel.
 const taskWatchInterval = 200 * time.Millisecond
@@ -191,6 +195,10 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 			Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 		}),
 		ServerName: "mcpfn-conformance",
+		// The stack's tasks table (from template.yaml), which the task
+		// fixtures' functions record their runs in; polling every 200 ms
+		// keeps the suite's task scenarios short.
+		Tasks: taskstore.New(st.DynamoDB(), st.Table(tasksTable), taskstore.Options{PollInterval: 200 * time.Millisecond}),
 		Logger:     slog.New(slog.NewJSONHandler(logFile, nil)),
 	})
 	if err != nil {
