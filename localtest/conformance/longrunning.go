@@ -231,6 +231,8 @@ func WithTask() *adapter.Tool {
 		Name:        ToolWithTask,
 		Description: "Asks the user's name, then greets them from a task (task required).",
 		TaskSupport: adapter.TaskRequired,
+		// Its rounds run synchronously until it returns StartTask.
+		TaskAfterInput: true,
 		Handler: func(_ context.Context, c *adapter.Call, _ none) (adapter.Content, error) {
 			raw, ok := c.InputResponses()["user_name"]
 			switch {

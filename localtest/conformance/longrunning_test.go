@@ -102,6 +102,9 @@ func TestTaskFixturesDeclareTheirTaskSupport(t *testing.T) {
 			t.Errorf("%s: TaskSupport %q, want %q", name, tool.TaskSupport(), ts)
 		}
 	}
+	if tool, _ := conformance.ByName(conformance.ToolWithTask); !tool.TaskAfterInput() {
+		t.Errorf("%s must gather its input synchronously before it becomes a task (TaskAfterInput)", conformance.ToolWithTask)
+	}
 	for _, n := range conformance.Names() {
 		if n == conformance.ToolCrashJob {
 			t.Errorf("%s is the local stack's, not one of the suite's tools", n)
