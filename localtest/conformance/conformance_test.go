@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -305,6 +307,17 @@ const (
 	suiteTimeout    = 8 * time.Minute
 )
 
+// EnvScenarios, a comma-separated list of scenario names, runs only those
+// scenarios (at each revision of the baseline) instead of the requirement
+// sets: a quick loop while working on one feature, e.g.
+//
+//	MCPFN_CONFORMANCE_SCENARIOS=tasks-lifecycle go test -run '^TestConformanceSuite$' ./localtest/conformance/
+const EnvScenarios = "MCPFN_CONFORMANCE_SCENARIOS"
+
+func scenariosFromEnv() []string {
+	return strings.FieldsFunc(os.Getenv(EnvScenarios), func(r rune) bool { return r == ',' || r == ' ' })
+}
+
 // baseline is baseline.json: what the suite may fail without failing the
 // test. Keys are a scenario ("tools-call-with-progress") or one check of a
 // scenario ("server-stateless:sep-2575-server-declares-prompts-in-discover"),
@@ -412,9 +425,20 @@ func TestConformanceSuite(t *testing.T) {
 			// scenario, suiteTimeout for a revision's whole set.
 			ctx, cancel := context.WithTimeout(t.Context(), suiteTimeout)
 			defer cancel()
-			stdout, stderr, err := runNode(t, ctx, node, main,
-				"server", "--url", url, "--requirements", rev, "--output-dir", out,
-				"--timeout", fmt.Sprint(scenarioTimeout.Milliseconds()))
+			args := []string{"server", "--url", url, "--output-dir", out, "--timeout", fmt.Sprint(scenarioTimeout.Milliseconds())}
+			runs := [][]string{append(slices.Clone(args), "--requirements", rev)}
+			if only := scenariosFromEnv(); len(only) > 0 {
+				runs = nil // a targeted run: these scenarios only, at this revision
+				for _, sc := range only {
+					runs = append(runs, append(slices.Clone(args), "--scenario", sc, "--spec-version", rev))
+				}
+			}
+			var stdout, stderr string
+			var err error
+			for _, a := range runs {
+				o, e, rerr := runNode(t, ctx, node, main, a...)
+				stdout, stderr, err = stdout+o, stderr+e, errors.Join(err, rerr)
+			}
 			// A non-zero exit is expected while baselined scenarios fail;
 			// the checks decide.
 			results := scenarioResults(t, out)
