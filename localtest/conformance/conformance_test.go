@@ -200,8 +200,8 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 		// The stack's tasks table (from template.yaml), which the task
 		// fixtures' functions record their runs in; polling every 200 ms
 		// keeps the suite's task scenarios short.
-		Tasks: taskstore.New(st.DynamoDB(), st.Table(tasksTable), taskstore.Options{PollInterval: 200 * time.Millisecond}),
-		Logger:     slog.New(slog.NewJSONHandler(logFile, nil)),
+		Tasks:  taskstore.New(st.DynamoDB(), st.Table(tasksTable), taskstore.Options{PollInterval: 200 * time.Millisecond}),
+		Logger: slog.New(slog.NewJSONHandler(logFile, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
