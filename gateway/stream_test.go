@@ -108,7 +108,7 @@ func newStreamEnv(t *testing.T, release <-chan struct{}, opts ...envOption) *env
 	}}, opts...)...)
 	sm := secretsmanager.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(e.secrets.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
-	ring, err := calltoken.LoadKeyring(context.Background(), sm, secretsstandin.ARN("fn-echo-key"), time.Hour)
+	ring, err := calltoken.LoadKeyring(context.Background(), sm, secretsstandin.ARN("fn-progress-key"), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
