@@ -105,6 +105,12 @@ func Greet() *adapter.Tool {
 	})
 }
 
+// StoppedMarker starts the line slow_compute writes to stderr (its
+// function's log) when its context ends before its work does, followed by
+// its label: the local stack's tests see by it that a cancel reached the
+// handler.
+const StoppedMarker = "slow_compute: stopped: "
+
 // SlowCompute works for seconds seconds, then answers with its label; a
 // task when the client declares the extension. It stops as soon as its
 // context ends, so a cancelled task ends cancelled.
@@ -127,6 +133,7 @@ func SlowCompute() *adapter.Tool {
 			for done := time.Duration(0); done < total; done += time.Second {
 				c.Progress(done.Seconds(), in.Seconds, in.Label)
 				if err := pause(ctx, min(time.Second, total-done)); err != nil {
+					fmt.Fprintf(os.Stderr, "%s%s after %s: %v\n", StoppedMarker, in.Label, done, err)
 					return adapter.Content{}, err
 				}
 			}
