@@ -298,6 +298,23 @@ func TestInspectorCLI(t *testing.T) {
 	if len(content) != 1 || content[0].(map[string]any)["type"] != "image" || content[0].(map[string]any)["mimeType"] != "image/png" {
 		t.Fatalf("%s through the Inspector: %v", conformance.ToolImage, img)
 	}
+
+	// A progress call: the progress token makes the gateway answer on SSE
+	// and relay the function's frames. The CLI prints only the result (it
+	// runs without a progress handler), so this proves the streamed path
+	// answers it whole; that frames come first is asserted with the go-sdk
+	// client (localtest's TestProgressReachesTheGoSDKClient).
+	progress := inspector("--method", "tools/call", "--tool-name", conformance.ToolProgress, "--tool-metadata", "progressToken=7")
+	if b, _ := json.Marshal(progress); progress["isError"] == true || !strings.Contains(string(b), "progress done") {
+		t.Errorf("%s with a progress token through the Inspector: %s", conformance.ToolProgress, b)
+	}
+	// A task: in the modern era the Inspector declares the Tasks extension,
+	// accepts the CreateTaskResult and polls tasks/get to the result.
+	task := inspector("--protocol-era", "modern", "--method", "tools/call", "--tool-name", conformance.ToolSlowCompute,
+		"--tool-arg", "seconds=2", "label=inspector-task")
+	if b, _ := json.Marshal(task); task["isError"] == true || !strings.Contains(string(b), "inspector-task") {
+		t.Errorf("%s as a task through the Inspector: %s", conformance.ToolSlowCompute, b)
+	}
 }
 
 // The suite's time limits: per scenario (its --timeout) and per revision's
