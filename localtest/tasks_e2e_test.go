@@ -331,12 +331,18 @@ func TestTaskCancelledMidRunStopsItsHandler(t *testing.T) {
 	label := unique("cancel")
 	id := alice.startTask(t, conformance.ToolSlowCompute, map[string]any{"seconds": 600, "label": label})
 
-	// Running: its progress is in the record.
-	running := alice.pollUntil(t, id, 30*time.Second, "working", "completed", "failed", "cancelled")
-	for msg, _ := running[len(running)-1]["statusMessage"].(string); !strings.Contains(msg, label); msg, _ = alice.getTask(t, id)["statusMessage"].(string) {
-		time.Sleep(200 * time.Millisecond)
+	// Running: the handler's progress is in the record.
+	var running map[string]any
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		running = alice.getTask(t, id)
+		if msg, _ := running["statusMessage"].(string); running["status"] == "working" && strings.Contains(msg, label) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the task never showed its handler running: %v", running)
+		}
 	}
-	poll := pollInterval(running[len(running)-1])
+	poll := pollInterval(running)
 
 	if ack := alice.mustCall(t, "tasks/cancel", id, map[string]any{"taskId": id}); ack["resultType"] != "complete" || ack["status"] != nil {
 		t.Errorf("tasks/cancel acknowledged %v, want the bare ack", ack)
