@@ -207,3 +207,18 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 	}
 	return row
 }
+
+// queuedRecorder is the Recorder of the after-response mode: pending rows
+// are written at once, as ever, and final rows are queued on q, written
+// after the call is answered.
+type queuedRecorder struct{ q *audit.Queue }
+
+func (r queuedRecorder) Pending(ctx context.Context, row *audit.Row) (*audit.Row, error) {
+	return r.q.Auditor().Pending(ctx, row)
+}
+
+func (r queuedRecorder) Record(ctx context.Context, row *audit.Row) {
+	r.q.Enqueue(ctx, row.LambdaRequestID, row)
+}
+
+func (r queuedRecorder) Late(ctx context.Context, row *audit.Row) { r.q.Late(ctx, row) }

@@ -35,7 +35,9 @@
 //     (content.go: outputs made of content blocks — images, audio, resources);
 //   - errors.go: the [Error] a caller sees, and the scrubbing of everything else;
 //   - audit.go: the audit stage, an ordinary hook set that turns the call into
-//     rows for a [Recorder]; auditenv.go builds one from the environment.
+//     rows for a [Recorder]; auditenv.go builds one from the environment and,
+//     on Lambda, has the final rows written after the response while an
+//     internal extension holds the invocation open (ADR 0023).
 //
 // Long-running calls (docs/long-running.md): progress.go ([Call.Progress],
 // [Call.Log], their throttle), invoke.go's [Function.InvokeStream] (a

@@ -79,6 +79,9 @@ func (ndjsonBody) ContentType() string          { return "application/x-ndjson" 
 
 // answer serves an invocation's calls and encodes their answer.
 func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {
+	if f.opts.answered != nil && lc != nil {
+		defer f.opts.answered(lc.AwsRequestID)
+	}
 	cold := !f.warmed.Swap(true) && processCold.Swap(false)
 
 	if !inv.batch {

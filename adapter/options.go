@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
 )
 
@@ -44,11 +45,14 @@ func DefaultLimits() Limits {
 const DefaultReserve = 500 * time.Millisecond
 
 type options struct {
-	hooks          []Hooks
-	reserve        time.Duration
-	credentials    CredentialProvider
-	auditor        Recorder
-	auditAt        int // where in hooks the audit hook set goes
+	hooks       []Hooks
+	reserve     time.Duration
+	credentials CredentialProvider
+	auditor     Recorder
+	auditAt     int // where in hooks the audit hook set goes
+	// answered, when set, hears of each invocation once the function has
+	// answered it (every row it will queue is queued by then).
+	answered       func(requestID string)
 	logger         *slog.Logger
 	limits         Limits
 	teardownScopes []TeardownScope
@@ -79,6 +83,20 @@ func WithCredentials(p CredentialProvider) Option { return func(o *options) { o.
 // last and its row carries every other set's dimensions.
 func WithAuditor(r Recorder) Option {
 	return func(o *options) { o.auditor, o.auditAt = r, len(o.hooks) }
+}
+
+// WithAuditQueue records every call with q's Auditor, as [WithAuditor]
+// does, but writes each call's final row after the call is answered:
+// queued on q, keyed by the Lambda request id (a destructive tool's pending
+// row is still written before its handler runs). [Start] uses it when the
+// function's internal extension holds each invocation open until
+// q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). The
+// function calls q.End for each invocation once it has answered it (a
+// streamed answer: once its last line is written); used without Start,
+// whoever runs the function must call q.Wait per invocation, or q.Drain
+// before the process may be frozen.
+func WithAuditQueue(q *audit.Queue) Option {
+	return func(o *options) { o.auditor, o.auditAt, o.answered = queuedRecorder{q}, len(o.hooks), q.End }
 }
 
 // WithLogger sets the logger for swallowed hook failures (default: JSON to

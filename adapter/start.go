@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
@@ -19,27 +18,28 @@ import (
 //	func main() { adapter.Start(handlers.BroadcastGet(store)) }
 //
 // From the environment (template.yaml sets it): MCPFN_AUDIT_TABLE audits
-// every call; MCPFN_CALL_KEY_SECRET names the Secrets Manager secret this
-// function's call tokens are verified with (and its multi-round request
-// state sealed with), loaded once at cold start. Environment-scoped
-// teardowns run on SIGTERM. MCPFN_TASKS_TABLE gives it the tasks table it
-// runs tasks and watches cancels with (docs/long-running.md). Answers are
-// streamed when the envelope asks for it ([Function.InvokeStream]). A configuration that cannot be loaded stops the
-// function: it never runs unaudited or unverified by accident.
+// every call, its final row written after the answer unless
+// MCPFN_AUDIT_MODE=before-response (auditenv.go); MCPFN_CALL_KEY_SECRET
+// names the Secrets Manager secret this function's call tokens are verified
+// with (and its multi-round request state sealed with), loaded once at cold
+// start. Environment-scoped teardowns run on SIGTERM. MCPFN_TASKS_TABLE
+// gives it the tasks table it runs tasks and watches cancels with
+// (docs/long-running.md). Answers are streamed when the envelope asks for
+// it ([Function.InvokeStream]). A configuration that cannot be loaded stops
+// the function: it never runs unaudited or unverified by accident.
 func Start(tool *Tool, opts ...Option) {
 	ctx := context.Background()
 	// One AWS configuration for every client; the call keys' Secrets
-	// Manager fetch starts first and overlaps the rest of the start.
+	// Manager fetch starts first and overlaps the rest of the start (the
+	// audit extension's registration included).
 	awsConfig := sync.OnceValues(func() (aws.Config, error) { return awsconfig.LoadDefaultConfig(ctx) })
 	callVerifier := calltoken.StartVerifierFromEnv(ctx, awsConfig)
-	auditor, err := auditorFromEnv(ctx, awsConfig)
+	aud, err := auditFromEnv(ctx, awsConfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: audit configuration: %v\n", err)
 		os.Exit(1)
 	}
-	if auditor != nil {
-		opts = append([]Option{WithAuditor(auditor)}, opts...)
-	}
+	opts = append(aud.option(), opts...)
 	if v, err := callVerifier(); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: call-token keys: %v\n", err)
 		os.Exit(1)
@@ -51,6 +51,5 @@ func Start(tool *Tool, opts ...Option) {
 		fmt.Fprintf(os.Stderr, "mcpfn: tasks configuration: %v\n", err)
 		os.Exit(1)
 	}
-	fn := New(tool, append(append(opts, taskOpts...), withEnvironmentTeardown())...)
-	lambda.StartWithOptions(fn.Streaming(), lambda.WithEnableSIGTERM(fn.Shutdown))
+	aud.serve(New(tool, append(append(opts, taskOpts...), withEnvironmentTeardown())...))
 }

@@ -230,6 +230,19 @@ func (a *Auditor) flush(ctx context.Context) {
 // prepare settles the row's ids, preview and limits before anything is sent.
 func (a *Auditor) prepare(row *Row, status string) {
 	row.Status = status
+	a.settleIDs(row)
+	if row.Arguments != nil {
+		row.ArgsPreview, row.ArgsTruncated = SanitizeArgs(row.Arguments)
+	}
+	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
+		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
+	}
+	scrubRow(row, false)
+	clampRow(row, a.cfg.EntityDimension)
+}
+
+// settleIDs fills in a row's start time, trace and span ids when missing.
+func (a *Auditor) settleIDs(row *Row) {
 	if row.StartedAt.IsZero() {
 		row.StartedAt = a.cfg.Now()
 	}
@@ -242,14 +255,6 @@ func (a *Auditor) prepare(row *Row, status string) {
 	if row.SpanID == "" {
 		row.SpanID = NewSpanID()
 	}
-	if row.Arguments != nil {
-		row.ArgsPreview, row.ArgsTruncated = SanitizeArgs(row.Arguments)
-	}
-	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
-		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
-	}
-	scrubRow(row, false)
-	clampRow(row, a.cfg.EntityDimension)
 }
 
 func (a *Auditor) write(ctx context.Context, row *Row) {

@@ -7,18 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/audit"
 )
@@ -106,25 +99,17 @@ func TestUnreachableTableFallsBackThenReplays(t *testing.T) {
 // throttlingProxy stands in front of DynamoDB Local and answers the first n
 // PutItem requests the way DynamoDB does when a table is throttled.
 func throttlingProxy(t *testing.T, target string, n int64) (endpoint string, puts *atomic.Int64) {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
 	puts = new(atomic.Int64)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Amz-Target") == "DynamoDB_20120810.PutItem" && puts.Add(1) <= n {
-			_, _ = io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprint(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`)
-			return
+	return dynamoProxy(t, target, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" || puts.Add(1) > n {
+			return false
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, puts
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`)
+		return true
+	}), puts
 }
 
 func TestThrottledPutIsRetriedAndWrittenOnce(t *testing.T) {
@@ -170,18 +155,11 @@ func TestThrottledBeyondMaxAttemptsFallsBack(t *testing.T) {
 type throttleEveryPut struct{ puts atomic.Int64 }
 
 func (tp *throttleEveryPut) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
-		return nil, fmt.Errorf("unexpected %s", r.Header.Get("X-Amz-Target"))
+	if err := drainPut(r); err != nil {
+		return nil, err
 	}
 	tp.puts.Add(1)
-	body := `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`
-	return &http.Response{StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(body)),
-		ContentLength: int64(len(body)), Request: r}, nil
+	return dynamoAnswer(r, http.StatusBadRequest, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`), nil
 }
 
 // TestDeadlineBoundsRetries: against a table that throttles every write,
@@ -192,9 +170,7 @@ func TestDeadlineBoundsRetries(t *testing.T) {
 	e := newEnv(t)
 	tp := &throttleEveryPut{}
 	var fb bytes.Buffer
-	a := e.auditor(t, audit.Config{Fallback: &fb, MaxAttempts: 1000, Client: dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String("http://dynamodb.invalid"), HTTPClient: &http.Client{Transport: tp},
-		Credentials: credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", "")})})
+	a := e.auditor(t, audit.Config{Fallback: &fb, MaxAttempts: 1000, Client: inProcessClient(tp)})
 	synctest.Test(t, func(t *testing.T) {
 		const deadline, reserve = 400 * time.Millisecond, 100 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/taskstore"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // ---- the task tools and their environment ----
@@ -608,5 +609,66 @@ func waitFor(t *testing.T, ch chan string, want string) {
 		}
 	case <-time.After(8 * time.Second):
 		t.Fatalf("%q never came", want)
+	}
+}
+
+// TestTasksConfig: MCPFN_TASKS_TABLE gives the gateway its task store and
+// MCPFN_TASK_RUN_WINDOW the run window (default 40m); a task-required
+// tool without a tasks table is refused at cold start.
+func TestTasksConfig(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	base := map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f"}
+	read := func(extra map[string]string) (Config, error) {
+		return ConfigFrom(func(k string) string {
+			if v, ok := extra[k]; ok {
+				return v
+			}
+			return base[k]
+		})
+	}
+	cfg, err := read(map[string]string{taskstore.EnvTable: "tasks-1", EnvTaskRunWindow: "25m"})
+	if err != nil || cfg.Tasks == nil || cfg.Tasks.Table() != "tasks-1" || cfg.TaskRunWindow != 25*time.Minute {
+		t.Fatalf("cfg tasks %v window %v: %v", cfg.Tasks, cfg.TaskRunWindow, err)
+	}
+	if _, err := read(map[string]string{EnvTaskRunWindow: "later"}); err == nil || !strings.Contains(err.Error(), EnvTaskRunWindow) {
+		t.Fatalf("bad window: %v", err)
+	}
+	cfg, _ = read(nil)
+	required := adapter.MustDefine(adapter.ToolDef[jobIn, facts]{Name: requiredTool, TaskSupport: adapter.TaskRequired, Handler: newJobs().handler})
+	cfg.Tools, cfg.Functions = []*adapter.Tool{required}, map[string]string{requiredTool: "f"}
+	if err := cfg.check(); err == nil || !strings.Contains(err.Error(), taskstore.EnvTable) {
+		t.Fatalf("required tool without a table: %v", err)
+	}
+	cfg.Tasks = taskstore.New(nil, "t", taskstore.Options{})
+	if err := cfg.check(); err != nil && strings.Contains(err.Error(), requiredTool) {
+		t.Fatal(err)
+	}
+	if cfg.TaskRunWindow != defaultTaskRunWindow {
+		t.Fatalf("default window %v", cfg.TaskRunWindow)
+	}
+}
+
+// TestCancelMarkerOnlyForVerifiedCallers: a synchronous call's envelope
+// names its cancel marker (owner = the caller's key, request = its
+// JSON-RPC id) for a verified caller; unverified callers are one owner
+// whose ids collide, so their calls name none.
+func TestCancelMarkerOnlyForVerifiedCallers(t *testing.T) {
+	for _, auth := range []AuthMode{AuthJWT, AuthNone} {
+		e := newEnv(t, withTasks(t, newJobs()), func(c *Config) { c.Auth = auth })
+		envelopes := make(chan wire.Envelope, 1)
+		e.api.setMisbehave("fn-"+optionalTool, func(w http.ResponseWriter, r *http.Request) {
+			var env wire.Envelope
+			_ = json.NewDecoder(r.Body).Decode(&env)
+			envelopes <- env
+			_, _ = w.Write([]byte(`{"mcpfn":"1","result":{"content":[]}}`))
+		})
+		e.rpc(t, e.alice(t), "tools/call", map[string]any{"name": optionalTool, "arguments": jobIn{EntityID: "m"}}, false, nil)
+		env := <-envelopes
+		switch {
+		case auth == AuthJWT && (env.Cancel == nil || env.Cancel.Owner != aliceKey(e) || env.Cancel.Request != string(env.MCP.JSONRPCID)):
+			t.Errorf("verified caller: cancel %+v, id %s", env.Cancel, env.MCP.JSONRPCID)
+		case auth == AuthNone && env.Cancel != nil:
+			t.Errorf("unverified caller: cancel %+v", env.Cancel)
+		}
 	}
 }

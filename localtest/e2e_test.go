@@ -118,6 +118,7 @@ func testConfig(dir string) localtest.Config {
 		ExtraTools: []*adapter.Tool{faulty.Tool()},
 	}
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, benchFunctions()...)
+	cfg.ExtraFunctions = append(cfg.ExtraFunctions, afterResponseFunctions()...)
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, taskFunctions()...), append(cfg.ExtraTools, taskTools()...)
 	return cfg
 }
