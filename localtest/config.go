@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
 )
@@ -116,6 +117,12 @@ type Config struct {
 	// ExtraTools join the gateway's catalog (handlers.Catalog()).
 	ExtraTools []*adapter.Tool
 
+	// AsyncRetryDelays are the waits before the retries of a failed
+	// asynchronous invocation (InvocationType Event): the first before
+	// the first retry, the last before every later one. Default Lambda's,
+	// DefaultAsyncRetryDelays (1 and 2 minutes); tests shorten them.
+	AsyncRetryDelays []time.Duration
+
 	// Stdout receives the stack's progress lines; nil discards them.
 	// Components log to files under Dir/logs instead.
 	Stdout io.Writer
@@ -147,6 +154,10 @@ type FunctionSpec struct {
 	// MaxConcurrency overrides Config.MaxConcurrency for this function (a
 	// reserved concurrency).
 	MaxConcurrency int
+	// EventInvoke is how the function's asynchronous invocations are
+	// retried; nil: the template's EventInvokeConfig, else Lambda's
+	// default (2 retries, 6 hours).
+	EventInvoke *EventInvokeConfig
 	// BuildTags are build tags besides lambda.norpc: a build flavour such
 	// as mcpfn_xraysdk.
 	BuildTags []string
@@ -199,6 +210,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxConcurrency <= 0 {
 		c.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if len(c.AsyncRetryDelays) == 0 {
+		c.AsyncRetryDelays = DefaultAsyncRetryDelays
 	}
 	if c.Stdout == nil {
 		c.Stdout = io.Discard

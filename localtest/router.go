@@ -21,8 +21,16 @@ import (
 // `sam local start-lambda`: /2015-03-31/functions/{name}/invocations.
 const invokePrefix = "/2015-03-31/functions/"
 
-// maxPayload is Lambda's limit on a synchronous request payload.
-const maxPayload = 6 << 20
+// streamInvokePrefix is InvokeWithResponseStream's path:
+// /2021-11-15/functions/{name}/response-streaming-invocations.
+const streamInvokePrefix = "/2021-11-15/functions/"
+
+// maxPayload is Lambda's limit on a synchronous request payload,
+// maxAsyncPayload on an asynchronous one.
+const (
+	maxPayload      = 6 << 20
+	maxAsyncPayload = 1 << 20
+)
 
 // router is the Lambda Invoke API in front of the emulator pools. It speaks
 // the wire format the AWS SDK expects: error responses carry
@@ -37,7 +45,11 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, status, "AccessDeniedException", "User", msg)
 		return
 	}
-	name, ok := functionNameFromPath(r.URL.Path)
+	if id, ok := strings.CutPrefix(r.URL.Path, localStreamPrefix); ok {
+		rt.s.streams.receive(w, r, id)
+		return
+	}
+	name, streaming, ok := invokePath(r.URL.Path)
 	if !ok {
 		lambdaError(w, http.StatusNotFound, "UnknownOperationException", "User", "unknown operation "+r.Method+" "+r.URL.Path)
 		return
@@ -55,12 +67,15 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "User", "Function not found: "+functionARN(name)+":"+q)
 		return
 	}
-	switch t := r.Header.Get("X-Amz-Invocation-Type"); t {
-	case "", "RequestResponse":
+	limit := int64(maxPayload)
+	switch t := r.Header.Get("X-Amz-Invocation-Type"); {
+	case t == "" || t == "RequestResponse":
+	case t == "Event" && !streaming:
+		limit = maxAsyncPayload
 	default:
-		// Event and DryRun have no local use yet; answering them as if they
-		// worked would hide that.
-		lambdaError(w, http.StatusBadRequest, "InvalidParameterValueException", "User", "the local stack supports only InvocationType RequestResponse, not "+t)
+		// DryRun has no local use yet; answering it as if it worked
+		// would hide that.
+		lambdaError(w, http.StatusBadRequest, "InvalidParameterValueException", "User", "the local stack supports only InvocationType RequestResponse and Event, not "+t)
 		return
 	}
 	if cc := r.Header.Get("X-Amz-Client-Context"); cc != "" {
@@ -69,9 +84,9 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := readLimited(r, maxPayload)
+	body, err := readLimited(r, limit)
 	if err != nil {
-		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "User", "Request must be smaller than 6291456 bytes for the InvokeFunction operation")
+		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "User", fmt.Sprintf("Request must be smaller than %d bytes for the InvokeFunction operation", limit))
 		return
 	}
 	if len(body) == 0 {
@@ -82,6 +97,13 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !json.Valid(body) {
 		lambdaError(w, http.StatusBadRequest, "InvalidRequestContentException", "User", "Could not parse request body into json")
+		return
+	}
+	h := r.Header.Clone()
+	h.Set("X-Amzn-RequestId", reqID)
+	if limit == maxAsyncPayload {
+		rt.s.async.enqueue(fn, body, h, reqID)
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 
@@ -97,39 +119,53 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the local stack could not start an execution environment: "+err.Error())
 		return
 	}
-
-	h := r.Header.Clone()
-	h.Set("X-Amzn-RequestId", reqID)
-	// The answer comes as on Lambda: at the runtime's response, while the
-	// environment stays busy until every extension is done with the invoke
-	// (then release returns it to the pool); errors come with the
-	// emulator's own answer.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Duration(fn.spec.Timeout)*time.Second+5*time.Second)
-	defer cancel()
-	inv, err := e.invoke(ctx, body, h, func(*invocation) { fn.release(e) })
-	var status int
-	var out []byte
-	if err == nil {
-		status, out, err = inv.answer()
+	if streaming {
+		rt.serveStream(r.Context(), w, fn, e, body, h)
+		return
 	}
+	out, fnErr, err := rt.call(r.Context(), fn, e, body, h)
 	if err != nil {
-		rt.s.logRouter("function", name, "requestId", reqID, "emulator", e.url, "error", "invoking: "+err.Error())
-		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", "the execution environment failed: "+err.Error())
+		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", err.Error())
 		return
 	}
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
 	w.Header().Set("Content-Type", "application/json")
-	if kind, payload, ok := functionError(status, out, reqID, fn.spec.Timeout); ok {
-		w.Header().Set("X-Amz-Function-Error", kind)
-		out = payload
-	} else if status != http.StatusOK {
-		msg := fmt.Sprintf("the emulator answered HTTP %d: %.200s", status, out)
-		rt.s.logRouter("function", name, "requestId", reqID, "emulator", e.url, "error", msg)
-		lambdaError(w, http.StatusInternalServerError, "ServiceException", "Service", msg)
-		return
+	if fnErr != "" {
+		w.Header().Set("X-Amz-Function-Error", fnErr)
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+}
+
+// call runs one invoke on e (acquired from fn's pool, released by call)
+// and returns the payload; with a function error its kind (Unhandled) and
+// Lambda's error payload. An error is the local stack failing (logged).
+func (rt router) call(ctx context.Context, fn *function, e *emulator, body []byte, h http.Header) (out []byte, fnErr string, err error) {
+	reqID := h.Get("X-Amzn-RequestId")
+	// The answer comes as on Lambda: at the runtime's response, while the
+	// environment stays busy until every extension is done with the
+	// invoke (then release returns it to the pool); errors come with the
+	// emulator's own answer.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(fn.spec.Timeout)*time.Second+5*time.Second)
+	defer cancel()
+	inv, err := e.invoke(ctx, body, h, func(*invocation) { fn.release(e) })
+	var status int
+	if err == nil {
+		status, out, err = inv.answer()
+	}
+	if err != nil {
+		rt.s.logRouter("function", fn.spec.Name, "requestId", reqID, "emulator", e.url, "error", "invoking: "+err.Error())
+		return nil, "", fmt.Errorf("the execution environment failed: %w", err)
+	}
+	if kind, payload, ok := functionError(status, out, reqID, fn.spec.Timeout); ok {
+		return payload, kind, nil
+	}
+	if status != http.StatusOK {
+		msg := fmt.Sprintf("the emulator answered HTTP %d: %.200s", status, out)
+		rt.s.logRouter("function", fn.spec.Name, "requestId", reqID, "emulator", e.url, "error", msg)
+		return nil, "", errors.New(msg)
+	}
+	return out, "", nil
 }
 
 // Invocations is how many invokes of function the Invoke API has accepted
@@ -235,15 +271,24 @@ func functionError(status int, body []byte, reqID string, timeout int) (string, 
 // a function name, a partial or full ARN, with or without a :qualifier; the
 // local function is the name segment of it.
 func functionNameFromPath(p string) (string, bool) {
+	name, streaming, ok := invokePath(p)
+	return name, ok && !streaming
+}
+
+// invokePath extracts {name} from the path of Invoke or of
+// InvokeWithResponseStream (streaming).
+func invokePath(p string) (name string, streaming, ok bool) {
 	rest, ok := strings.CutPrefix(p, invokePrefix)
-	if !ok {
-		return "", false
+	if ok {
+		name, ok = strings.CutSuffix(rest, "/invocations")
+	} else if rest, ok = strings.CutPrefix(p, streamInvokePrefix); ok {
+		name, ok = strings.CutSuffix(rest, "/response-streaming-invocations")
+		streaming = true
 	}
-	name, ok := strings.CutSuffix(rest, "/invocations")
 	if !ok || name == "" || strings.Contains(name, "/") {
-		return "", false
+		return "", false, false
 	}
-	return localFunctionName(name), true
+	return localFunctionName(name), streaming, true
 }
 
 // localFunctionName reduces "arn:aws:lambda:r:a:function:name[:q]",

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -34,6 +35,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 // Dummy credentials every local component uses. DynamoDB Local runs with
@@ -43,6 +45,10 @@ const (
 	localKeyID  = "mcpfnlocal"
 	localSecret = "mcpfnlocal"
 )
+
+// tasksTableID is the template's tasks table (taskstore): the stack gives
+// its local name to every function and the gateway.
+const tasksTableID = "TasksTable"
 
 // Stack is a running local stack. Its methods are safe for concurrent use.
 type Stack struct {
@@ -97,6 +103,10 @@ type Stack struct {
 	// ServiceException and why (logs/InvokeAPI.log).
 	routerLog *slog.Logger
 	routerF   *os.File
+	// streams and async serve InvokeWithResponseStream (stream.go) and
+	// InvocationType Event (async.go).
+	streams streams
+	async   *asyncRuns
 
 	closeOnce sync.Once
 	closeErr  error
@@ -107,6 +117,7 @@ type Stack struct {
 func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	cfg.defaults()
 	s := &Stack{cfg: cfg, started: time.Now(), functions: map[string]*function{}}
+	s.async = newAsyncRuns(s)
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -217,6 +228,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if specs == nil {
 		if specs, err = names.templateFunctions(toolOf); err != nil {
 			return nil, err
+		}
+		for i := range specs {
+			specs[i].EventInvoke = names.eventInvokeConfig(specs[i].LogicalID)
 		}
 	}
 	globalEnv, err := names.globalEnvironment()
@@ -480,6 +494,12 @@ func (s *Stack) prepareFunction(f *function) error {
 	if !audit.OTelBuilt && !slices.Contains(f.spec.BuildTags, otelTag) {
 		env[audit.EnvTracing] = audit.TracingXRay
 	}
+	// The frames' copies for streamed invokes (stream.go), and the tasks
+	// table where the template has one.
+	env[adapter.EnvLocalStreamURL] = s.streamURL()
+	if t := s.tables[tasksTableID]; t != "" {
+		env[taskstore.EnvTable] = t
+	}
 	for k, v := range f.spec.Env {
 		env[k] = v
 	}
@@ -619,6 +639,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
 		audit.EnvTracing:        true,
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
+		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
 	}
 	var errs []error
 	local := make(map[string]string, len(env))
@@ -635,6 +656,9 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 	local[gateway.EnvJWTIssuer] = s.iss.url
 	local[gateway.EnvJWTAudience] = Audience
 	local[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
+	if t := s.tables[tasksTableID]; t != "" {
+		local[taskstore.EnvTable] = t
+	}
 	// The auditor is bound by the stack, to DynamoDB Local: ConfigFrom
 	// would build one from the process's AWS configuration.
 	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable} {
@@ -802,15 +826,10 @@ func (s *Stack) Close() error {
 		if s.invokeSrv != nil {
 			_ = s.invokeSrv.Close()
 		}
-		s.mu.Lock()
-		emus := append([]*emulator(nil), s.emus...)
-		s.mu.Unlock()
-		var wg sync.WaitGroup
-		for _, e := range emus {
-			wg.Add(1)
-			go func() { defer wg.Done(); e.kill() }()
-		}
-		wg.Wait()
+		// Queued events are dropped; killing the emulators ends the runs
+		// in flight; an emulator a run started meanwhile is killed too.
+		s.async.stop(s.killEmulators)
+		s.killEmulators()
 		if s.iss != nil {
 			_ = s.iss.close()
 		}
@@ -845,6 +864,19 @@ func (s *Stack) Close() error {
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+// killEmulators kills every emulator of the stack (a dead one is left
+// alone).
+func (s *Stack) killEmulators() {
+	s.mu.Lock()
+	emus := append([]*emulator(nil), s.emus...)
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range emus {
+		wg.Go(e.kill)
+	}
+	wg.Wait()
 }
 
 // withKeySecret gives function name a call-key secret of its own in the

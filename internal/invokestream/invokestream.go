@@ -26,15 +26,16 @@ type Writer struct {
 	err error
 }
 
-// Start writes the response's headers (HTTP 200, the event stream content
-// type, the executed version $LATEST) and flushes them.
+// Start sets the response's headers (the event stream content type, the
+// executed version $LATEST); they are sent, with HTTP 200, with the first
+// event. Not before: the AWS SDK (aws-sdk-go-v2 v1.48) can tear down the
+// connection of a response whose headers arrive while it is still
+// finishing the request (net/http's write loop then fails with EOF), and
+// the first event comes once the function has run a little.
 func Start(w http.ResponseWriter) *Writer {
 	w.Header().Set("Content-Type", ContentType)
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
-	w.WriteHeader(http.StatusOK)
-	sw := &Writer{w: w, enc: eventstream.NewEncoder()}
-	sw.flush()
-	return sw
+	return &Writer{w: w, enc: eventstream.NewEncoder()}
 }
 
 // Chunk writes p as one PayloadChunk event.
