@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -36,6 +35,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/taskstore"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Dummy credentials every local component uses. DynamoDB Local runs with
@@ -496,7 +496,7 @@ func (s *Stack) prepareFunction(f *function) error {
 	}
 	// The frames' copies for streamed invokes (stream.go), and the tasks
 	// table where the template has one.
-	env[adapter.EnvLocalStreamURL] = s.streamURL()
+	env[wire.EnvLocalStreamURL] = s.streamURL()
 	if t := s.tables[tasksTableID]; t != "" {
 		env[taskstore.EnvTable] = t
 	}
