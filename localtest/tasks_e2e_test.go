@@ -46,6 +46,10 @@ const (
 	tasksExtension = "io.modelcontextprotocol/tasks"
 )
 
+// taskRetryDelays are the stack's waits before retrying a failed
+// asynchronous invocation: Lambda waits 1 and 2 minutes.
+var taskRetryDelays = []time.Duration{500 * time.Millisecond, time.Second}
+
 // EnvLongTests runs the long versions of the tests (the 60-second
 // task); CI=true does too. Otherwise the task runs five seconds: the same
 // path, a shorter wait.
@@ -381,7 +385,7 @@ func TestDestructiveTaskThatCrashesRunsOnceAndFails(t *testing.T) {
 	before := stack.Invocations(taskCrashFunction)
 	id := alice.startTask(t, conformance.ToolCrashJob, map[string]any{"id": entity})
 
-	seen := alice.pollUntil(t, id, 3*time.Minute, "completed", "failed", "cancelled")
+	seen := alice.pollUntil(t, id, time.Minute, "completed", "failed", "cancelled")
 	final := seen[len(seen)-1]
 	if final["status"] != "failed" || final["error"] == nil || final["result"] != nil {
 		t.Fatalf("a crashed task ended %v, want failed with an error", final)
