@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/jwkset"
+	"github.com/aws/aws-lambda-go/lambdaurl"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -45,13 +46,32 @@ type iamAuth struct {
 	sessionSubjects bool // Config.IAMSessionSubjects
 }
 
+// iamPrincipal is what the event's request context says of the signer.
+type iamPrincipal struct{ AccountID, CallerID, UserARN, UserID string }
+
+// principalOf reads the principal from the request context of the event
+// the request came in: a streaming Function URL's (lambdaurl) or a
+// buffered one's and API Gateway's (aws-lambda-go-api-proxy).
+func principalOf(ctx context.Context) (iamPrincipal, bool) {
+	if ev, ok := lambdaurl.RequestFromContext(ctx); ok {
+		if a := ev.RequestContext.Authorizer; a != nil && a.IAM != nil {
+			return iamPrincipal{a.IAM.AccountID, a.IAM.CallerID, a.IAM.UserARN, a.IAM.UserID}, true
+		}
+		return iamPrincipal{}, false
+	}
+	if rc, ok := core.GetAPIGatewayV2ContextFromContext(ctx); ok && rc.Authorizer != nil && rc.Authorizer.IAM != nil {
+		iam := rc.Authorizer.IAM
+		return iamPrincipal{iam.AccountID, iam.CallerID, iam.UserARN, iam.UserID}, true
+	}
+	return iamPrincipal{}, false
+}
+
 func (a iamAuth) authenticate(w http.ResponseWriter, r *http.Request, next func(*http.Request, *adapter.Identity)) {
-	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
-	if !ok || rc.Authorizer == nil || rc.Authorizer.IAM == nil {
+	iam, ok := principalOf(r.Context())
+	if !ok {
 		http.Error(w, "unauthorized: this gateway accepts IAM (SigV4) signed requests through its Function URL only", http.StatusUnauthorized)
 		return
 	}
-	iam := rc.Authorizer.IAM
 	subject := iam.UserARN
 	if subject == "" {
 		subject = iam.CallerID

@@ -323,15 +323,15 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
 		return
 	}
-	h := g.mcp
-	if _, batched := w.(*bufferedResponse); !batched && g.wantsStream(ri, msg) {
-		h, ri.sse = g.mcpSSE, true
-	}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 	r.Body = io.NopCloser(bytes.NewReader(msg))
 	r.ContentLength = int64(len(msg))
 	if g.tasks != nil && g.serveTasks(w, r, msg, ri) {
 		return
+	}
+	h := g.mcp
+	if _, batched := w.(*bufferedResponse); !batched && g.wantsStream(ri, msg) {
+		h, ri.sse = g.mcpSSE, true
 	}
 	h.ServeHTTP(w, r)
 }

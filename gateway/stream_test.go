@@ -5,23 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
-	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/invokestream"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
-	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -97,29 +92,14 @@ func streamTool(release <-chan struct{}) *adapter.Tool {
 	})
 }
 
-// newStreamEnv is newEnv with the progress_wait tool, whose function
-// (fn-progress) shares fn-echo's call key.
+// newStreamEnv is newEnv with the progress_wait tool and its function
+// (fn-progress).
 func newStreamEnv(t *testing.T, release <-chan struct{}, opts ...envOption) *env {
 	tool := streamTool(release)
-	e := newEnv(t, append([]envOption{func(c *Config) {
+	return newEnv(t, append([]envOption{func(c *Config) {
 		c.Tools = append(c.Tools, tool)
 		c.Functions["progress_wait"] = "fn-progress"
-		c.KeySecrets["progress_wait"] = c.KeySecrets["echo_call"]
 	}}, opts...)...)
-	sm := secretsmanager.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(e.secrets.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")})
-	ring, err := calltoken.LoadKeyring(context.Background(), sm, secretsstandin.ARN("fn-progress-key"), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := calltoken.NewVerifier(calltoken.VerifierConfig{Audience: "fn-progress", Keyring: ring})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api.mu.Lock()
-	e.api.functions["fn-progress"] = adapter.New(tool, adapter.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), adapter.WithCallVerifier(v))
-	e.api.mu.Unlock()
-	return e
 }
 
 // The first progress frame reaches the go-sdk client while the handler is
@@ -243,5 +223,93 @@ func TestPlainCallKeepsJSON(t *testing.T) {
 	}
 	if !strings.Contains(string(body), `"result"`) {
 		t.Fatalf("no result: %s", body)
+	}
+}
+
+// functionURLRequest is a RESPONSE_STREAM Function URL event (lambdaurl)
+// for one MCP POST of the 2026-07-28 era, signed by principal.
+func functionURLRequest(tool, args, meta string, principal *events.LambdaFunctionURLRequestContextAuthorizerIAMDescription) *events.LambdaFunctionURLRequest {
+	body := `{"jsonrpc":"2.0","id":"u1","method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
+		`"_meta":{` + meta + `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"agent-x","version":"2"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	return &events.LambdaFunctionURLRequest{
+		Version: "2.0", RawPath: "/mcp", Body: body,
+		Headers: map[string]string{
+			"content-type": "application/json", "accept": "application/json, text/event-stream",
+			"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": tool,
+		},
+		RequestContext: events.LambdaFunctionURLRequestContext{
+			DomainName: "abc123.lambda-url.us-east-1.on.aws",
+			HTTP:       events.LambdaFunctionURLRequestContextHTTPDescription{Method: http.MethodPost, Path: "/mcp", SourceIP: "203.0.113.9"},
+			Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: principal},
+		},
+	}
+}
+
+// On Lambda the gateway streams through a RESPONSE_STREAM Function URL: the
+// IAM principal comes from lambdaurl's request context, and the first
+// progress event is readable from the response body while the handler
+// still waits for the test to release it.
+func TestFunctionURLStreamsWithIAM(t *testing.T) {
+	release := make(chan struct{})
+	e := newStreamEnv(t, release, func(c *Config) {
+		c.Auth = AuthIAM
+		c.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
+	})
+	handler := e.gw.FunctionURLHandler()
+	principal := &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{
+		AccountID: "123456789012", CallerID: "AROAEXAMPLE:agent", UserID: "AROAEXAMPLE:agent",
+		UserARN: "arn:aws:sts::123456789012:assumed-role/agent/agent",
+	}
+	ctx, cancel := lambdaContext("Root="+newTraceRoot()+";Parent=1111111111111111;Sampled=1", 20*time.Second)
+	defer cancel()
+
+	resp, err := handler(ctx, functionURLRequest("echo_call", `{"entityId":"e-1"}`, "", principal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	var rpc struct{ Result mcp.CallToolResult }
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &rpc) != nil {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	if f := factsFrom(t, &rpc.Result); f.Subject != "arn:aws:sts::123456789012:assumed-role/agent" || f.AuthMethod != "iam" || f.Tenant != "123456789012" {
+		t.Errorf("identity %+v", f)
+	}
+	if resp, _ := handler(ctx, functionURLRequest("echo_call", `{"entityId":"e-1"}`, "", nil)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no principal: status %d", resp.StatusCode)
+	}
+
+	resp, err = handler(ctx, functionURLRequest("progress_wait", `{"wait":true}`, `"progressToken":"u-tok",`, principal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Headers["Content-Type"]; !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type %q, want an SSE stream", ct)
+	}
+	var seq []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var m struct {
+			Method string
+			Params struct{ Message string }
+			Result *mcp.CallToolResult
+		}
+		_ = json.Unmarshal([]byte(data), &m)
+		switch {
+		case m.Method == "notifications/progress":
+			seq = append(seq, m.Params.Message)
+			if m.Params.Message == "started" {
+				close(release) // only now may the handler go on
+			}
+		case m.Result != nil:
+			seq = append(seq, "result:"+textOf(m.Result))
+		}
+	}
+	if got := strings.Join(seq, " "); got != `started done result:{"released":true}` {
+		t.Fatalf("stream %q", got)
 	}
 }

@@ -640,6 +640,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		audit.EnvTracing:        true,
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
+		gateway.EnvTaskRunWindow: true,
 	}
 	var errs []error
 	local := make(map[string]string, len(env))
@@ -656,15 +657,18 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 	local[gateway.EnvJWTIssuer] = s.iss.url
 	local[gateway.EnvJWTAudience] = Audience
 	local[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
-	if t := s.tables[tasksTableID]; t != "" {
-		local[taskstore.EnvTable] = t
-	}
 	// The auditor is bound by the stack, to DynamoDB Local: ConfigFrom
 	// would build one from the process's AWS configuration.
-	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable} {
+	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable, taskstore.EnvTable} {
 		delete(local, k)
 	}
 	cfg, err := gateway.ConfigFrom(func(k string) string { return local[k] })
+	// The tasks table too is bound by the stack, to DynamoDB Local.
+	if t := s.tables[tasksTableID]; t != "" {
+		_, opts, oerr := taskstore.OptionsFromEnv(func(k string) string { return env[k] })
+		err = errors.Join(err, oerr)
+		cfg.Tasks = taskstore.New(s.DynamoDB(), t, opts)
+	}
 	return cfg, errors.Join(append(errs, err)...)
 }
 

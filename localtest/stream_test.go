@@ -158,9 +158,7 @@ func TestLocalStreaming(t *testing.T) {
 				}
 			},
 		})
-		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
-			Endpoint: st.MCPURL(), HTTPClient: &http.Client{Transport: bearer{st.Token()}, Timeout: time.Minute},
-		}, nil)
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: st.MCPURL(), HTTPClient: &http.Client{Transport: bearer{st.Token()}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,6 +109,11 @@ func auditGrant(tool string) []string {
 	return []string{"dynamodb:PutItem on AuditTable" + where, "dynamodb:UpdateItem on AuditTable" + where}
 }
 
+// taskGrant is what a tool function may do to the tasks table: read a
+// task or a cancel marker, and claim, update and finish its runs with
+// conditional writes; never create, delete or scan.
+var taskGrant = []string{"dynamodb:GetItem on TasksTable", "dynamodb:UpdateItem on TasksTable"}
+
 // leadingKeys reads {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [p]}}
 // and returns p; any other condition is an error.
 func leadingKeys(c any) (string, error) {
@@ -142,7 +147,7 @@ func TestLeastPrivilege(t *testing.T) {
 		if w == nil {
 			w = map[string]bool{} // no handler in the catalog: TestEveryToolHasAFunction says so
 		}
-		for _, g := range append(auditGrant(tool), ownKey(strings.TrimSuffix(fn, "Function"))) {
+		for _, g := range append(append(auditGrant(tool), taskGrant...), ownKey(strings.TrimSuffix(fn, "Function"))) {
 			w[g] = true
 		}
 		want[fn] = w
@@ -150,6 +155,10 @@ func TestLeastPrivilege(t *testing.T) {
 	// The gateway writes the audit row of a call no function saw (a
 	// throttle, a missing function): one PutItem, never a read.
 	gw := map[string]bool{"dynamodb:PutItem on AuditTable": true}
+	// It creates tasks, reads them for tasks/get and cancels them.
+	for _, a := range []string{"GetItem", "PutItem", "UpdateItem"} {
+		gw["dynamodb:"+a+" on TasksTable"] = true
+	}
 	for _, fn := range forwards {
 		gw["lambda:InvokeFunction on "+fn] = true
 		// The gateway signs calls to every tool function: it reads each
@@ -235,7 +244,9 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 		}
 		for g := range grants(t, res.LogicalID, res.Properties) {
 			action, target, _ := strings.Cut(g, " on ")
-			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") {
+			// The audit and tasks tables are mcpfn's records of the
+			// calls (rows, task runs), not the tool's data.
+			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") || target == "TasksTable" {
 				continue
 			}
 			for _, w := range writes {

@@ -19,9 +19,11 @@ import (
 // Name is the tool's name.
 const Name = "progress_fixture"
 
-// Input says whether to wait for SIGUSR1 between the two reports.
+// Input says whether to wait for SIGUSR1 between the two reports, or to
+// report nothing (a plain call, for measurements).
 type Input struct {
-	Wait bool `json:"wait,omitempty"`
+	Wait  bool `json:"wait,omitempty"`
+	Quiet bool `json:"quiet,omitempty"`
 }
 
 // Output says whether the handler waited.
@@ -40,6 +42,9 @@ func Tool() *adapter.Tool {
 		Description: "Test fixture: reports progress around a wait for SIGUSR1. Local stack only.",
 		ReadOnly:    true,
 		Handler: func(ctx context.Context, call *adapter.Call, in Input) (Output, error) {
+			if in.Quiet {
+				return Output{}, nil
+			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGUSR1)
 			defer signal.Stop(sig)
