@@ -274,7 +274,7 @@ func TestInspectorCLI(t *testing.T) {
 				names[fmt.Sprint(m["name"])] = true
 			}
 		}
-		for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete"}, conformance.Names()...) {
+		for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete", "broadcast_digest"}, conformance.Names()...) {
 			if !names[want] {
 				t.Errorf("tools/list (%s era) through the Inspector lacks %s; got %v", era, want, names)
 			}
@@ -314,6 +314,13 @@ func TestInspectorCLI(t *testing.T) {
 		"--tool-arg", "seconds=2", "label=inspector-task")
 	if b, _ := json.Marshal(task); task["isError"] == true || !strings.Contains(string(b), "inspector-task") {
 		t.Errorf("%s as a task through the Inspector: %s", conformance.ToolSlowCompute, b)
+	}
+	// The README's tour command: the demo's long-running tool as a task,
+	// over the channel broadcast_create posted to above.
+	digest := inspector("--protocol-era", "modern", "--method", "tools/call", "--tool-name", "broadcast_digest", "--tool-arg", "channel=inspector")
+	if dsc, _ := digest["structuredContent"].(map[string]any); digest["isError"] == true || dsc == nil || dsc["broadcasts"] != float64(1) {
+		b, _ := json.Marshal(digest)
+		t.Errorf("broadcast_digest as a task through the Inspector: %s", b)
 	}
 }
 
