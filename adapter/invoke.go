@@ -21,7 +21,34 @@ import (
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
+	defer f.answered(lc)
 	return f.answer(ctx, decodeInvocation(payload, lc, f.opts.limits), lc, started)
+}
+
+// answered tells the after-response audit (WithAuditQueue) that the
+// invocation's answer is out of the function's hands: its rows' writes may
+// start.
+func (f *Function) answered(lc *lambdacontext.LambdaContext) {
+	if f.opts.answered != nil && lc != nil {
+		f.opts.answered(lc.AwsRequestID)
+	}
+}
+
+// answeredAtEOF is an answer handed to the runtime as a reader: once the
+// runtime has read all of it (it is posting the last of it), the
+// invocation is answered.
+type answeredAtEOF struct {
+	r    io.Reader
+	once sync.Once
+	end  func()
+}
+
+func (a *answeredAtEOF) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if err != nil {
+		a.once.Do(a.end)
+	}
+	return n, err
 }
 
 // InvokeStream is Invoke for a runtime that streams responses ([Start]
@@ -36,7 +63,10 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	inv := decodeInvocation(payload, lc, f.opts.limits)
 	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
 		out, _ := f.answer(ctx, inv, lc, started)
-		return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
+		if f.opts.answered == nil || lc == nil {
+			return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
+		}
+		return &answeredAtEOF{r: bytes.NewReader(out), end: func() { f.answered(lc) }}
 	}
 	pr, pw := io.Pipe()
 	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
@@ -54,7 +84,10 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 		}()
 		out, _ = f.answer(ctx, inv, lc, started)
 	}()
-	return ndjsonBody{r: pr}
+	if f.opts.answered == nil || lc == nil {
+		return ndjsonBody{r: pr}
+	}
+	return ndjsonBody{r: &answeredAtEOF{r: pr, end: func() { f.answered(lc) }}}
 }
 
 // Streaming is the function as Start hands it to aws-lambda-go: a handler
@@ -79,9 +112,6 @@ func (ndjsonBody) ContentType() string          { return "application/x-ndjson" 
 
 // answer serves an invocation's calls and encodes their answer.
 func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {
-	if f.opts.answered != nil && lc != nil {
-		defer f.opts.answered(lc.AwsRequestID)
-	}
 	cold := !f.warmed.Swap(true) && processCold.Swap(false)
 
 	if !inv.batch {

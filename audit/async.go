@@ -33,7 +33,11 @@ type invocation struct {
 	rows   map[*Row]*Row // queued row → the copy printed if it is abandoned
 	ended  bool
 	waited bool
-	done   chan struct{} // closed when ended and rows is empty
+	// answered is closed by End: the rows' writes start only then, so that
+	// they do not compete with the answer for the CPU while it is on its way
+	// to the caller.
+	answered chan struct{}
+	done     chan struct{} // closed when ended and rows is empty
 }
 
 // NewQueue returns a Queue writing through a.
@@ -48,10 +52,19 @@ func (q *Queue) Auditor() *Auditor { return q.a }
 func (q *Queue) get(requestID string) *invocation {
 	v := q.inv[requestID]
 	if v == nil {
-		v = &invocation{rows: map[*Row]*Row{}, done: make(chan struct{})}
+		v = &invocation{rows: map[*Row]*Row{}, answered: make(chan struct{}), done: make(chan struct{})}
 		q.inv[requestID] = v
 	}
 	return v
+}
+
+// end marks v answered; q.mu is held.
+func (v *invocation) end() {
+	if !v.ended {
+		v.ended = true
+		close(v.answered)
+	}
+	v.settled()
 }
 
 // settled closes v's done channel once nothing more can come; q.mu is held.
@@ -66,7 +79,9 @@ func (v *invocation) settled() {
 }
 
 // Enqueue queues the final row of a call of invocation requestID and
-// returns at once; the row is written by [Auditor.Record] with ctx's values
+// returns at once; once [Queue.End] says the invocation is answered (or at
+// ctx's deadline, whichever is first), the row is written by
+// [Auditor.Record] with ctx's values
 // and deadline but not its cancellation (the invocation's context ends
 // when the call is answered). The caller must not touch row afterwards.
 func (q *Queue) Enqueue(ctx context.Context, requestID string, row *Row) {
@@ -94,6 +109,10 @@ func (q *Queue) Enqueue(ctx context.Context, requestID string, row *Row) {
 			var cancel context.CancelFunc
 			wctx, cancel = context.WithDeadline(wctx, d)
 			defer cancel()
+		}
+		select {
+		case <-v.answered:
+		case <-wctx.Done():
 		}
 		q.a.Record(wctx, row)
 		q.mu.Lock()
@@ -125,18 +144,17 @@ func (q *Queue) Late(ctx context.Context, row *Row) {
 	q.a.Late(ctx, row)
 }
 
-// End says invocation requestID has queued every row it will (its handler
-// returned). Until then Wait keeps the invocation open even with nothing
-// queued yet: the extension can hear of an invocation before the handler
-// has started.
+// End says invocation requestID is answered and has queued every row it
+// will; its rows' writes start now. Until then Wait keeps the invocation
+// open even with nothing queued yet: the extension can hear of an
+// invocation before the handler has started.
 func (q *Queue) End(requestID string) {
 	if q == nil {
 		return
 	}
 	q.mu.Lock()
 	v := q.get(requestID)
-	v.ended = true
-	v.settled()
+	v.end()
 	if v.waited {
 		delete(q.inv, requestID)
 	}

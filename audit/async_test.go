@@ -76,7 +76,8 @@ func inProcessClient(rt http.RoundTripper) *dynamodb.Client {
 
 // TestQueueWaitHoldsTheInvocationUntilItsRowsAreWritten: the extension's
 // Wait returns neither before the invocation has ended (its handler may
-// not even have started) nor before its rows are written.
+// not even have started) nor before its rows are written; a row's write
+// begins only once its invocation is answered.
 func TestQueueWaitHoldsTheInvocationUntilItsRowsAreWritten(t *testing.T) {
 	e := newEnv(t)
 	h := &heldPuts{}
@@ -103,13 +104,16 @@ func TestQueueWaitHoldsTheInvocationUntilItsRowsAreWritten(t *testing.T) {
 		if returned.Load() {
 			t.Fatal("Wait returned before the invocation ended")
 		}
+		if h.puts.Load() != 0 {
+			t.Errorf("%d puts began before the invocation was answered, want none", h.puts.Load())
+		}
 		q.End("req-1")
 		synctest.Wait()
 		if returned.Load() {
 			t.Fatal("Wait returned while the row was still being written")
 		}
-		if h.puts.Load() != 2 {
-			t.Errorf("%d puts in flight, want 2", h.puts.Load())
+		if h.puts.Load() != 1 {
+			t.Errorf("%d puts in flight, want 1 (req-2 is not answered yet)", h.puts.Load())
 		}
 		close(h.release)
 		synctest.Wait()

@@ -480,6 +480,9 @@ func TestAdversarialSuite(t *testing.T) {
 				reached += int(n - before[f])
 			}
 			checkAnswer(t, got, c.want)
+			if err := stack.Settle(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			rows := rowsSince(t, t0)
 			var fnRows int
 			for _, r := range rows {

@@ -179,7 +179,16 @@ func text(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
+// auditor reads and writes the stack's audit table, once the stack has
+// settled: a function writes a call's final row after answering it, so a
+// test that reads rows right after a call waits for the functions'
+// post-runtime work first (held emulators are the test's own to wait for).
 func auditor() *audit.Auditor {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a safety net
+	defer cancel()
+	if err := stack.Settle(ctx); err != nil {
+		panic("localtest: the stack did not settle: " + err.Error())
+	}
 	return audit.New(audit.Config{Table: stack.AuditTable(), Client: stack.DynamoDB()})
 }
 
@@ -445,6 +454,9 @@ func TestFunctionFailures(t *testing.T) {
 			if code != tc.code || !retryable {
 				t.Errorf("%s: error %s retryable=%v, want %s retryable", tc.mode, code, retryable, tc.code)
 			}
+			if err := stack.Settle(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			rows, err := auditor().CallerRows(t.Context(), localCaller(subject), audit.QueryOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -526,6 +538,11 @@ func TestInvokeAPI(t *testing.T) {
 
 	t.Run("by name and by ARN", func(t *testing.T) {
 		for _, name := range []string{faultySingleFunction, "arn:aws:lambda:us-east-1:000000000000:function:" + faultySingleFunction + ":$LATEST"} {
+			// One environment: the previous call's audit extension may
+			// still hold it (Lambda would throttle this call).
+			if err := stack.Settle(ctx); err != nil {
+				t.Fatal(err)
+			}
 			out, err := invoke(name, jsonrpc(faulty.ModeOK, 0))
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -586,6 +603,9 @@ func TestInvokeAPI(t *testing.T) {
 	t.Run("throttled", func(t *testing.T) {
 		// Two slow calls at once on a function limited to one
 		// environment: one runs, the other is refused at once.
+		if err := stack.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
 		errs := make(chan error, 2)
 		for range 2 {
 			go func() {

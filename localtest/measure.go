@@ -181,3 +181,18 @@ func (s *Stack) BootstrapSize(function string) (int64, error) {
 	}
 	return fi.Size(), nil
 }
+
+// Settle waits until no execution environment of any function is busy:
+// every invoke answered and every extension done with it (Lambda's
+// post-runtime phase over). A function writes its final audit rows after it
+// has answered (docs/audit.md), so a test that reads rows right after a
+// call settles the stack first.
+func (s *Stack) Settle(ctx context.Context) error {
+	for _, f := range s.functions {
+		if err := f.waitUntil(ctx, func() bool { return len(f.idle) >= f.total }); err != nil {
+			return err
+		}
+		f.mu.Unlock()
+	}
+	return nil
+}
