@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,11 @@ func (g *Gateway) wantsStream(ri *requestInfo, msg []byte) bool {
 		return false
 	}
 	if _, ok := g.invoker.(StreamInvoker); !ok {
+		return false
+	}
+	// Most calls ask for neither: skip decoding them a second time (a key
+	// spelled with JSON escapes only goes without notifications).
+	if !bytes.Contains(msg, []byte(`"progressToken"`)) && !bytes.Contains(msg, []byte(`logLevel"`)) {
 		return false
 	}
 	var m struct {

@@ -67,11 +67,11 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "User", "Function not found: "+functionARN(name)+":"+q)
 		return
 	}
-	limit := int64(maxPayload)
+	limit, async := int64(maxPayload), false
 	switch t := r.Header.Get("X-Amz-Invocation-Type"); {
 	case t == "" || t == "RequestResponse":
 	case t == "Event" && !streaming:
-		limit = maxAsyncPayload
+		limit, async = maxAsyncPayload, true
 	default:
 		// DryRun has no local use yet; answering it as if it worked
 		// would hide that.
@@ -101,7 +101,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := r.Header.Clone()
 	h.Set("X-Amzn-RequestId", reqID)
-	if limit == maxAsyncPayload {
+	if async {
 		rt.s.async.enqueue(fn, body, h, reqID)
 		w.WriteHeader(http.StatusAccepted)
 		return

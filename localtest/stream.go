@@ -122,7 +122,6 @@ func (rt router) serveStream(ctx context.Context, w http.ResponseWriter, fn *fun
 				sent = append(sent, c.data...)
 			}
 			close(c.ack)
-			continue
 		case a := <-answered:
 			switch {
 			case a.err != nil:

@@ -267,3 +267,73 @@ func TestLocalEventInvoke(t *testing.T) {
 		}
 	})
 }
+
+// rpc posts one 2026-07-28 request to the stack's gateway with the tasks
+// extension declared, as the conformance suite does, and returns its
+// result.
+func rpc(t *testing.T, st *localtest.Stack, method string, params map[string]any) map[string]any {
+	t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "task-e2e", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, st.MCPURL(), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+st.Token())
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	for _, k := range []string{"name", "taskId"} {
+		if n, ok := params[k].(string); ok {
+			req.Header.Set("Mcp-Name", n)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Result map[string]any
+		Error  map[string]any
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &a); err != nil || a.Result == nil {
+		t.Fatalf("%s: HTTP %d %s", method, resp.StatusCode, b)
+	}
+	return a.Result
+}
+
+// TestLocalTaskRunsAsEvent: a task-augmented call through the local
+// gateway becomes a task whose run is an asynchronous invoke on the local
+// Invoke API (202, the function's pool), recorded in the template's
+// TasksTable on DynamoDB Local, and tasks/get reads its result.
+func TestLocalTaskRunsAsEvent(t *testing.T) {
+	st, _ := streamStack(t)
+	before := st.Invocations(progressFunction)
+	created := rpc(t, st, "tools/call", map[string]any{"name": progress.Name, "arguments": map[string]any{}})
+	id, _ := created["taskId"].(string)
+	if created["resultType"] != "task" || id == "" {
+		t.Fatalf("created %v, want a task", created)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v := rpc(t, st, "tasks/get", map[string]any{"taskId": id})
+		if v["status"] == "completed" {
+			res, _ := json.Marshal(v["result"])
+			if !strings.Contains(string(res), `"released":false`) {
+				t.Fatalf("task result %s", res)
+			}
+			break
+		}
+		if v["status"] != "working" || time.Now().After(deadline) {
+			t.Fatalf("task %v", v)
+		}
+		time.Sleep(100 * time.Millisecond) // the task's poll interval is the client's to honour
+	}
+	if n := st.Invocations(progressFunction) - before; n != 1 {
+		t.Fatalf("%d invokes of the function, want the one asynchronous run", n)
+	}
+}

@@ -41,6 +41,9 @@ func Tool() *adapter.Tool {
 		Name:        Name,
 		Description: "Test fixture: reports progress around a wait for SIGUSR1. Local stack only.",
 		ReadOnly:    true,
+		// A client that declares the tasks extension gets a task (run as
+		// an asynchronous invoke); any other a synchronous call.
+		TaskSupport: adapter.TaskOptional,
 		Handler: func(ctx context.Context, call *adapter.Call, in Input) (Output, error) {
 			if in.Quiet {
 				return Output{}, nil
