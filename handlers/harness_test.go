@@ -183,6 +183,27 @@ func (a *app) call(t *testing.T, caller *adapter.Identity, tool string, args any
 // callAs is call with a given call id (a retry reuses its call's id).
 func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool string, args any) result {
 	t.Helper()
+	out, err := a.function(t, tool).Invoke(context.Background(), envelope(t, callID, caller, tool, args, nil))
+	if err != nil {
+		t.Fatalf("%s: Invoke: %v", tool, err)
+	}
+	return decodeResult(t, tool, out)
+}
+
+// function is tool's function, as its Lambda function serves it.
+func (a *app) function(t *testing.T, tool string) *adapter.Function {
+	t.Helper()
+	fn := a.fns[tool]
+	if fn == nil {
+		t.Fatalf("no function for tool %q", tool)
+	}
+	return fn
+}
+
+// envelope is a signed mcpfn envelope of one call, as the gateway sends it;
+// stream asks for a streamed answer (progress, log messages).
+func envelope(t *testing.T, callID string, caller *adapter.Identity, tool string, args any, stream *wire.StreamRequest) []byte {
+	t.Helper()
 	rawArgs, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
@@ -194,18 +215,17 @@ func (a *app) callAs(t *testing.T, callID string, caller *adapter.Identity, tool
 		MCP:     wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion},
 		// Signed as the gateway signs a call to the tool's function.
 		CallToken: lambdatest.Token("fn-"+tool, tool, callID, caller, rawArgs),
+		Stream:    stream,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := a.fns[tool]
-	if fn == nil {
-		t.Fatalf("no function for tool %q", tool)
-	}
-	out, err := fn.Invoke(context.Background(), payload)
-	if err != nil {
-		t.Fatalf("%s: Invoke: %v", tool, err)
-	}
+	return payload
+}
+
+// decodeResult decodes a function's response payload.
+func decodeResult(t *testing.T, tool string, out []byte) result {
+	t.Helper()
 	var resp wire.EnvelopeResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("%s: response %s: %v", tool, out, err)

@@ -119,6 +119,8 @@ func testConfig(dir string) localtest.Config {
 	}
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, benchFunctions()...)
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, afterResponseFunctions()...)
+	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, taskFunctions()...), append(cfg.ExtraTools, taskTools()...)
+	cfg.AsyncRetryDelays = taskRetryDelays
 	return cfg
 }
 

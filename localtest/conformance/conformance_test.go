@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,9 +23,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/conformance"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 // The external clients, installed by `make deps` (npm ci in tools/node). The
@@ -101,11 +105,24 @@ func fixtureFunctions() []localtest.FunctionSpec {
 			Name:    functionName(name),
 			Package: fixtureFnPackage,
 			Tool:    name,
-			Env:     map[string]string{conformance.EnvTool: name},
+			Env: map[string]string{
+				conformance.EnvTool: name,
+				// A cancelled task stops within a fifth of a second, not
+				// the default 2 s: the suite gives it 10 s to settle, but
+				// the fixtures' one environment is busy until it does.
+				adapter.EnvTaskWatchInterval: taskWatchInterval.String(),
+			},
 		})
 	}
 	return specs
 }
+
+// tasksTable is the tasks table's logical id in template.yaml.
+const tasksTable = "TasksTable"
+
+// taskWatchInterval is how often a fixture's running task reads its record
+// for a cancel.
+const taskWatchInterval = 200 * time.Millisecond
 
 // functionName is a fixture's function name on the Invoke API.
 func functionName(tool string) string { return "Conformance_" + tool }
@@ -180,7 +197,11 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 			Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 		}),
 		ServerName: "mcpfn-conformance",
-		Logger:     slog.New(slog.NewJSONHandler(logFile, nil)),
+		// The stack's tasks table (from template.yaml), which the task
+		// fixtures' functions record their runs in; polling every 200 ms
+		// keeps the suite's task scenarios short.
+		Tasks:  taskstore.New(st.DynamoDB(), st.Table(tasksTable), taskstore.Options{PollInterval: 200 * time.Millisecond}),
+		Logger: slog.New(slog.NewJSONHandler(logFile, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +274,7 @@ func TestInspectorCLI(t *testing.T) {
 				names[fmt.Sprint(m["name"])] = true
 			}
 		}
-		for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete"}, conformance.Names()...) {
+		for _, want := range append([]string{"broadcast_create", "broadcast_get", "broadcast_list", "broadcast_delete", "broadcast_digest"}, conformance.Names()...) {
 			if !names[want] {
 				t.Errorf("tools/list (%s era) through the Inspector lacks %s; got %v", era, want, names)
 			}
@@ -277,6 +298,48 @@ func TestInspectorCLI(t *testing.T) {
 	if len(content) != 1 || content[0].(map[string]any)["type"] != "image" || content[0].(map[string]any)["mimeType"] != "image/png" {
 		t.Fatalf("%s through the Inspector: %v", conformance.ToolImage, img)
 	}
+
+	// A progress call: the progress token makes the gateway answer on SSE
+	// and relay the function's frames. The CLI prints only the result (it
+	// runs without a progress handler), so this proves the streamed path
+	// answers it whole; that frames come first is asserted with the go-sdk
+	// client (localtest's TestProgressReachesTheGoSDKClient).
+	progress := inspector("--method", "tools/call", "--tool-name", conformance.ToolProgress, "--tool-metadata", "progressToken=7")
+	if b, _ := json.Marshal(progress); progress["isError"] == true || !strings.Contains(string(b), "progress done") {
+		t.Errorf("%s with a progress token through the Inspector: %s", conformance.ToolProgress, b)
+	}
+	// A task: in the modern era the Inspector declares the Tasks extension,
+	// accepts the CreateTaskResult and polls tasks/get to the result.
+	task := inspector("--protocol-era", "modern", "--method", "tools/call", "--tool-name", conformance.ToolSlowCompute,
+		"--tool-arg", "seconds=2", "label=inspector-task")
+	if b, _ := json.Marshal(task); task["isError"] == true || !strings.Contains(string(b), "inspector-task") {
+		t.Errorf("%s as a task through the Inspector: %s", conformance.ToolSlowCompute, b)
+	}
+	// The README's tour command: the demo's long-running tool as a task,
+	// over the channel broadcast_create posted to above.
+	digest := inspector("--protocol-era", "modern", "--method", "tools/call", "--tool-name", "broadcast_digest", "--tool-arg", "channel=inspector")
+	if dsc, _ := digest["structuredContent"].(map[string]any); digest["isError"] == true || dsc == nil || dsc["broadcasts"] != float64(1) {
+		b, _ := json.Marshal(digest)
+		t.Errorf("broadcast_digest as a task through the Inspector: %s", b)
+	}
+}
+
+// The suite's time limits: per scenario (its --timeout) and per revision's
+// requirement set.
+const (
+	scenarioTimeout = 60 * time.Second
+	suiteTimeout    = 8 * time.Minute
+)
+
+// EnvScenarios, a comma-separated list of scenario names, runs only those
+// scenarios, once, at the suite's default revision, instead of the
+// requirement sets: a quick loop while working on one feature, e.g.
+//
+//	MCPFN_CONFORMANCE_SCENARIOS=tasks-lifecycle go test -run '^TestConformanceSuite$' ./localtest/conformance/
+const EnvScenarios = "MCPFN_CONFORMANCE_SCENARIOS"
+
+func scenariosFromEnv() []string {
+	return strings.FieldsFunc(os.Getenv(EnvScenarios), func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 // baseline is baseline.json: what the suite may fail without failing the
@@ -380,10 +443,32 @@ func TestConformanceSuite(t *testing.T) {
 	for _, rev := range bl.Requirements {
 		t.Run(rev, func(t *testing.T) {
 			out := t.TempDir()
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			// The tasks scenarios wait for tasks to settle (up to 10 s
+			// each, a cancelled 60-second task among them), so a scenario
+			// may take far longer than a call: scenarioTimeout per
+			// scenario, suiteTimeout for a revision's whole set.
+			ctx, cancel := context.WithTimeout(t.Context(), suiteTimeout)
 			defer cancel()
-			stdout, stderr, err := runNode(t, ctx, node, main,
-				"server", "--url", url, "--requirements", rev, "--output-dir", out, "--timeout", "20000")
+			args := []string{"server", "--url", url, "--output-dir", out, "--timeout", fmt.Sprint(scenarioTimeout.Milliseconds())}
+			runs := [][]string{append(slices.Clone(args), "--requirements", rev)}
+			if only := scenariosFromEnv(); len(only) > 0 {
+				// A targeted run: these scenarios only, once, at the suite's
+				// default revision (an extension's scenarios, tasks-*, are
+				// not on a revision's timeline).
+				if rev != bl.Requirements[0] {
+					t.Skipf("%s: a targeted run runs once", EnvScenarios)
+				}
+				runs = nil
+				for _, sc := range only {
+					runs = append(runs, append(slices.Clone(args), "--scenario", sc))
+				}
+			}
+			var stdout, stderr string
+			var err error
+			for _, a := range runs {
+				o, e, rerr := runNode(t, ctx, node, main, a...)
+				stdout, stderr, err = stdout+o, stderr+e, errors.Join(err, rerr)
+			}
 			// A non-zero exit is expected while baselined scenarios fail;
 			// the checks decide.
 			results := scenarioResults(t, out)

@@ -218,6 +218,16 @@ var constructors = map[string]func() *adapter.Tool{
 	ToolIRMultiRound:   IRMultiRound,
 	ToolIRTampered:     IRTampered,
 	ToolIRCapabilities: IRCapabilities,
+
+	ToolProgress:         Progress,
+	ToolLogging:          Logging,
+	ToolGreet:            Greet,
+	ToolSlowCompute:      SlowCompute,
+	ToolFailingJob:       FailingJob,
+	ToolProtocolErrorJob: ProtocolErrorJob,
+	ToolConfirmDelete:    ConfirmDelete,
+	ToolMultiInput:       MultiInput,
+	ToolWithTask:         WithTask,
 }
 
 // Names returns the fixtures' tool names, sorted.
@@ -243,6 +253,9 @@ func Catalog() []*adapter.Tool {
 // ones (a function started with a wrong EnvTool fails at cold start).
 func ByName(name string) (*adapter.Tool, error) {
 	c, ok := constructors[name]
+	if name == ToolCrashJob {
+		c, ok = CrashJob, true // the local stack's, not the suite's
+	}
 	if !ok {
 		return nil, fmt.Errorf("conformance: no fixture tool %q (%s=%q); known: %v", name, EnvTool, name, Names())
 	}
