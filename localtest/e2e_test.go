@@ -641,6 +641,7 @@ func TestRestartWithoutOrphans(t *testing.T) {
 	cfg.PoolSize = 1
 	cfg.Functions = []localtest.FunctionSpec{}
 	cfg.ExtraFunctions = cfg.ExtraFunctions[:1]
+	cfg.ExtraTools = cfg.ExtraTools[:1] // the first extra function's tool
 	st, err := localtest.Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
