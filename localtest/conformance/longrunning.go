@@ -41,10 +41,8 @@ const failAfter = time.Second
 // pause waits d, or less if ctx ends first (then it returns ctx's error):
 // every waiting fixture honours cancellation, as a task must.
 func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d): // collected once it fires or is unreachable (Go ≥ 1.23)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
