@@ -12,6 +12,17 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 )
 
+// emitterEnv is a benchmark's audit table and its two span emitters: X-Ray
+// (to the env's daemon stand-in) and OTel (to an OTLP stand-in).
+func emitterEnv(b *testing.B) (*env, audit.SpanEmitter, audit.SpanEmitter) {
+	e := newEnv(b)
+	x, err := audit.NewXRayEmitter(e.daemon.Addr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e, x, newOTel(b, newReceiver(b))
+}
+
 // BenchmarkRecordTracing is BenchmarkRecord with each MCPFN_TRACING mode's
 // emitter: none (tracing off: no span is built), xray (a UDP datagram),
 // otel (a span batched and flushed over OTLP/HTTP to the stand-in on
@@ -19,13 +30,7 @@ import (
 //
 //	go test -run '^$' -bench 'RecordTracing|EmitSpan' -benchmem -count 6 ./audit/
 func BenchmarkRecordTracing(b *testing.B) {
-	e := newEnv(b)
-	r := newReceiver(b)
-	x, err := audit.NewXRayEmitter(e.daemon.Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	o := newOTel(b, r)
+	e, x, o := emitterEnv(b)
 	for _, mode := range []struct {
 		name string
 		em   audit.SpanEmitter
@@ -49,13 +54,7 @@ func BenchmarkRecordTracing(b *testing.B) {
 // BenchmarkEmitSpan is the span alone: build, emit and (for OTel) flush one
 // call's span, without the row's write.
 func BenchmarkEmitSpan(b *testing.B) {
-	e := newEnv(b)
-	r := newReceiver(b)
-	x, err := audit.NewXRayEmitter(e.daemon.Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	o := newOTel(b, r)
+	_, x, o := emitterEnv(b)
 	for _, mode := range []struct {
 		name string
 		em   audit.SpanEmitter

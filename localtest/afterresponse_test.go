@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/localtest"
@@ -102,38 +100,19 @@ func afterResponseCall(mode, id string) []byte {
 
 // invokeAfterResponse calls the fixture on the Invoke API. The answer comes
 // at the runtime's response, as on Lambda, while the environment stays
-// busy until the audit extension is done; a call that finds it busy
-// (TooManyRequestsException, MaxConcurrency 1) is sent again once it is
-// free, as a Lambda client retries.
+// busy until the audit extension is done; with MaxConcurrency 1 a call
+// sent before that would be throttled, so it waits for the stack to settle
+// first. (argsRow settles too: the final row lands after the answer.)
 func invokeAfterResponse(t *testing.T, mode, id string) *lambda.InvokeOutput {
 	t.Helper()
-	in := &lambda.InvokeInput{FunctionName: aws.String(afterResponseFunction), Payload: afterResponseCall(mode, id)}
-	for giveUp := time.Now().Add(30 * time.Second); ; { // a safety net, not a timing assertion
-		out, err := lambdaClient().Invoke(t.Context(), in)
-		var busy *lambdatypes.TooManyRequestsException
-		if errors.As(err, &busy) && time.Now().Before(giveUp) {
-			time.Sleep(20 * time.Millisecond) // the environment's extension is still writing rows
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+	if err := stack.Settle(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// rowWhen returns the one audit row of the call whose arguments name id once
-// ok says it is what the test waits for (the after-response write lands
-// after the answer), or fails after a safety net of 30 s.
-func rowWhen(t *testing.T, id string, ok func(audit.Row) bool) audit.Row {
-	t.Helper()
-	for giveUp := time.Now().Add(30 * time.Second); ; {
-		r := argsRow(t, id)
-		if ok(r) || time.Now().After(giveUp) {
-			return r
-		}
-		time.Sleep(20 * time.Millisecond)
+	out, err := lambdaClient().Invoke(t.Context(), &lambda.InvokeInput{FunctionName: aws.String(afterResponseFunction), Payload: afterResponseCall(mode, id)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return out
 }
 
 // argsRow returns the one audit row of the call whose arguments name id
@@ -223,7 +202,7 @@ func TestAfterResponseFaults(t *testing.T) {
 		if out := invokeAfterResponse(t, afterresponse.ModeOK, id); out.FunctionError != nil {
 			t.Fatalf("answer %s", out.Payload)
 		}
-		if r := rowWhen(t, id, func(r audit.Row) bool { return r.Status == audit.StatusDone }); r.Status != audit.StatusDone {
+		if r := argsRow(t, id); r.Status != audit.StatusDone {
 			t.Errorf("row status %q, want done", r.Status)
 		}
 		if n := finalTable.seen.Load() - before; n != 4 {
@@ -240,13 +219,7 @@ func TestAfterResponseFaults(t *testing.T) {
 		if r := argsRow(t, id); r.Status != audit.StatusPending {
 			t.Errorf("row status %q, want the pending row only", r.Status)
 		}
-		log := functionLog(t)
-		for giveUp := time.Now().Add(30 * time.Second); !strings.Contains(log, id) || !strings.Contains(log, audit.FallbackMarker); log = functionLog(t) {
-			if time.Now().After(giveUp) { // a safety net: the line comes when the write has given up
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		log := functionLog(t) // the environment was released (argsRow settled it): its fallback line is out
 		if !strings.Contains(log, audit.FallbackMarker) || !strings.Contains(log, id) {
 			t.Fatalf("no fallback line for %s in the function's log:\n%s", id, log)
 		}
@@ -286,7 +259,7 @@ func TestAfterResponseProcessDiesAfterAnswering(t *testing.T) {
 	if out := invokeAfterResponse(t, afterresponse.ModeOK, next); out.FunctionError != nil {
 		t.Fatalf("after the death: %s", out.Payload)
 	}
-	if r := rowWhen(t, next, func(r audit.Row) bool { return r.Status == audit.StatusDone }); r.Status != audit.StatusDone {
+	if r := argsRow(t, next); r.Status != audit.StatusDone {
 		t.Errorf("row after the death: %q", r.Status)
 	}
 }
