@@ -27,7 +27,13 @@ import (
 // (docs/long-running.md). Answers are streamed when the envelope asks for
 // it ([Function.InvokeStream]). A configuration that cannot be loaded stops
 // the function: it never runs unaudited or unverified by accident.
+//
+// With MCPFN_DESCRIBE=1 outside Lambda it prints the tool's declaration
+// instead and exits ([EnvDescribe]).
 func Start(tool *Tool, opts ...Option) {
+	if describing() {
+		describe(tool)
+	}
 	ctx := context.Background()
 	// One AWS configuration for every client; the call keys' Secrets
 	// Manager fetch starts first and overlaps the rest of the start (the

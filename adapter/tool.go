@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,10 +29,15 @@ type HandlerFunc[In, Out any] func(ctx context.Context, call *Call, in In) (Out,
 // github.com/google/jsonschema-go (the library the MCP go-sdk uses), so the
 // schema on tools/list and the one the function validates are the same value.
 //
-// As the go-sdk keeps *mcp.Tool apart from its handler, a package declares a
-// ToolDef once, without a Handler, and uses it twice: [Declare] makes the
-// catalog entry a gateway lists, and a function's main sets Handler — bound
-// to what it needs, such as a table client — and calls [Define] (or [Start]).
+// As the go-sdk keeps *mcp.Tool apart from its handler, a tool whose handler
+// needs something built at start (a table client, a store) is declared once
+// with [Declare] and bound in its function's main with [Serve]; a tool that
+// needs nothing is [Define]d with its Handler and served with [Start].
+//
+// The definition is also the source of the tool's deployment: `mcpfn
+// template` asks each function for its definition ([Declaration]) and
+// generates the function's resource, its least-privilege role (Tables), its
+// timeout and memory, its call key and the gateway's catalog from it.
 type ToolDef[In, Out any] struct {
 	Name        string // required; [a-zA-Z0-9_-]{1,64}
 	Title       string
@@ -73,6 +79,16 @@ type ToolDef[In, Out any] struct {
 	// synchronously, and the handler returns [StartTask] on the round that
 	// becomes the task. Needs TaskSupport optional or required.
 	TaskAfterInput bool
+
+	// Tables are the DynamoDB tables (and indexes) the handler uses and
+	// the actions it calls on each: the function's role is granted exactly
+	// these, and its environment names each table (see [TableAccess]).
+	Tables []TableAccess
+	// Timeout is the function's timeout (whole seconds, 1 s to 15 min;
+	// default 10 s). The call's context ends a reserve before it.
+	Timeout time.Duration
+	// MemoryMB is the function's memory (128 to 10240; default 256).
+	MemoryMB int
 
 	// Handler runs the tool. A definition declared for a catalog has none
 	// yet; Define requires one.
@@ -120,6 +136,7 @@ type Tool struct {
 	tasks                           TaskSupport
 	taskAfterInput                  bool
 	needs                           []CredentialNeed
+	deploy                          deployNeeds // needs.go
 	inSchema, outSchema             *jsonschema.Schema
 	inResolved, outResolved         *jsonschema.Resolved
 	inFast                          *fastSchema // nil: always jsonschema-go
@@ -142,7 +159,7 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // inferred output schema: Content describes blocks, not data.
 func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if d.Handler == nil {
-		return nil, fmt.Errorf("adapter: tool %q has no handler (a catalog entry without one is Declare's)", d.Name)
+		return nil, fmt.Errorf("adapter: tool %q has no handler (a tool whose handler needs a dependency is declared with Declare and bound with Serve)", d.Name)
 	}
 	return define(d)
 }
@@ -150,31 +167,6 @@ func Define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 // MustDefine is Define for package-level tool variables; it panics on error.
 func MustDefine[In, Out any](d ToolDef[In, Out]) *Tool {
 	t, err := Define(d)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// Declare is Define for a definition that need not have a Handler: the tool
-// as a catalog lists it — its tools/list entry, scopes and schemas — for a
-// gateway or for generated schemas and policies, which never run it. A call
-// that reaches a declared tool without a handler fails with
-// INTERNAL_SERVER_ERROR; functions serve the definition through Define.
-func Declare[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
-	if d.Handler == nil {
-		name := d.Name
-		d.Handler = func(context.Context, *Call, In) (Out, error) {
-			var zero Out
-			return zero, fmt.Errorf("adapter: tool %q is a declaration with no handler; its own function serves it", name)
-		}
-	}
-	return define(d)
-}
-
-// MustDeclare is Declare for package-level catalogs; it panics on error.
-func MustDeclare[In, Out any](d ToolDef[In, Out]) *Tool {
-	t, err := Declare(d)
 	if err != nil {
 		panic(err)
 	}
@@ -191,6 +183,10 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	}
 	if d.TaskAfterInput && tasks == TaskForbidden {
 		return nil, fmt.Errorf("adapter: tool %q: TaskAfterInput needs TaskSupport optional or required", d.Name)
+	}
+	deploy, err := deployNeedsOf(d.Tables, d.Timeout, d.MemoryMB)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: tool %q: %w", d.Name, err)
 	}
 	in, err := schemaFor[In](d.InputSchema)
 	if err != nil {
@@ -226,27 +222,33 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 			return nil, fmt.Errorf("adapter: tool %q output schema: %w", d.Name, err)
 		}
 	}
-	h := d.Handler
 	return &Tool{
 		name: d.Name, title: d.Title, description: d.Description,
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
 		scopes: append([]string(nil), d.Scopes...), tasks: tasks, taskAfterInput: d.TaskAfterInput, needs: append([]CredentialNeed(nil), d.Credentials...),
+		deploy:   deploy,
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
-		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
-			var v In
-			if err := json.Unmarshal(args, &v); err != nil {
-				// The schema accepted the arguments but Go could not decode
-				// them (e.g. a number out of an int's range).
-				// The decoder's message quotes the input: neither the
-				// answer nor the audit keeps it.
-				why := jsonErrorText(err)
-				return nil, NewError(CodeValidation, "arguments do not fit the tool's input type").
-					WithDetails([]Issue{{Keyword: "type", Message: why}}).WithCause(errors.New(why))
-			}
-			return func(ctx context.Context, call *Call) (any, error) { return h(ctx, call, v) }, nil
-		},
+		bind:          binder(d.Handler),
 	}, nil
+}
+
+// binder returns what decodes a call's validated arguments into In and
+// hands them to h.
+func binder[In, Out any](h HandlerFunc[In, Out]) func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
+	return func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
+		var v In
+		if err := json.Unmarshal(args, &v); err != nil {
+			// The schema accepted the arguments but Go could not decode
+			// them (e.g. a number out of an int's range).
+			// The decoder's message quotes the input: neither the
+			// answer nor the audit keeps it.
+			why := jsonErrorText(err)
+			return nil, NewError(CodeValidation, "arguments do not fit the tool's input type").
+				WithDetails([]Issue{{Keyword: "type", Message: why}}).WithCause(errors.New(why))
+		}
+		return func(ctx context.Context, call *Call) (any, error) { return h(ctx, call, v) }, nil
+	}
 }
 
 func schemaFor[T any](given *jsonschema.Schema) (*jsonschema.Schema, error) {

@@ -90,26 +90,31 @@ func TestRefineNamesAMissingProperty(t *testing.T) {
 	}
 }
 
-// TestDeclareDescribesWithoutAHandler: a catalog declares a definition
-// without binding it; the declared tool lists like the bound one, and a call
-// that reaches it fails closed (INTERNAL_SERVER_ERROR), while Define still
-// refuses a definition with no handler.
-func TestDeclareDescribesWithoutAHandler(t *testing.T) {
-	declared, err := adapter.Declare(labelDef)
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestDeclareListsLikeDefineAndBindsPerDependency: a declared tool lists
+// exactly like the defined one; unbound, a call that reaches it fails closed
+// (INTERNAL_SERVER_ERROR); bound, each binding runs with its own dependency;
+// Define still refuses a definition with no handler.
+func TestDeclareListsLikeDefineAndBindsPerDependency(t *testing.T) {
+	declared := adapter.Declare(labelDef, func(prefix string, _ context.Context, _ *adapter.Call, in labelIn) (labelOut, error) {
+		return labelOut{Label: prefix + in.Label}, nil
+	})
 	bound := labelDef
 	bound.Handler = labelHandler
-	a, _ := json.Marshal(declared.MCPTool())
+	a, _ := json.Marshal(declared.Tool().MCPTool())
 	b, _ := json.Marshal(adapter.MustDefine(bound).MCPTool())
 	if string(a) != string(b) {
 		t.Fatalf("declared tool lists as\n%s\nbound tool as\n%s", a, b)
 	}
-	got := invokeRPC(t, newFunction(declared, quietLogger()), "tools/call", `{"name":"label_set","arguments":{"label":"ok"}}`)
+	got := invokeRPC(t, newFunction(declared.Tool(), quietLogger()), "tools/call", `{"name":"label_set","arguments":{"label":"ok"}}`)
 	r, _ := json.Marshal(got)
 	if got["isError"] != true || !strings.Contains(string(r), "INTERNAL_SERVER_ERROR") {
 		t.Fatalf("calling a declared tool answered %s", r)
+	}
+	for _, prefix := range []string{"x-", "y-"} {
+		got := invokeRPC(t, newFunction(declared.Bind(prefix)), "tools/call", `{"name":"label_set","arguments":{"label":"ok"}}`)
+		if sc, _ := got["structuredContent"].(map[string]any); sc["label"] != prefix+"ok" {
+			t.Fatalf("bound to %q: %v", prefix, got)
+		}
 	}
 	if _, err := adapter.Define(labelDef); err == nil || !strings.Contains(err.Error(), "no handler") {
 		t.Fatalf("Define without a handler: %v", err)
@@ -137,8 +142,8 @@ func TestDefineRecognisesContent(t *testing.T) {
 	}
 }
 
-// A definition is declared once, without a handler; a catalog declares it
-// as it is, and a function's main binds it to what its handler needs.
+// A tool whose handler needs a dependency is declared once; its function's
+// main binds it (adapter.Serve), and a test binds it to a test double.
 func ExampleDeclare() {
 	type searchIn struct {
 		Query string `json:"query" jsonschema:"what to look for"`
@@ -146,23 +151,22 @@ func ExampleDeclare() {
 	type searchOut struct {
 		Hits []string `json:"hits"`
 	}
-	def := adapter.ToolDef[searchIn, searchOut]{
+	type index []string
+	search := adapter.Declare(adapter.ToolDef[searchIn, searchOut]{
 		Name:        "search",
 		Description: "Searches the index.",
 		ReadOnly:    true,
 		RefineInput: adapter.Refine{"query": func(p *jsonschema.Schema) { p.MaxLength = jsonschema.Ptr(200) }},
-	}
+	}, func(ix index, _ context.Context, _ *adapter.Call, in searchIn) (searchOut, error) {
+		return searchOut{Hits: slices.DeleteFunc(slices.Clone(ix), func(s string) bool { return !strings.Contains(s, in.Query) })}, nil
+	})
 
-	// The gateway's catalog: no handler, no dependencies.
-	listed := adapter.MustDeclare(def)
-	fmt.Println(listed.Name(), *listed.InputSchema().Properties["query"].MaxLength)
+	// The catalog entry: no dependency needed.
+	fmt.Println(search.Name(), *search.Tool().InputSchema().Properties["query"].MaxLength)
 
-	// The function's main: the same definition, bound.
-	index := []string{"alpha", "beta"}
-	def.Handler = func(_ context.Context, _ *adapter.Call, in searchIn) (searchOut, error) {
-		return searchOut{Hits: slices.DeleteFunc(slices.Clone(index), func(s string) bool { return !strings.Contains(s, in.Query) })}, nil
-	}
-	served := adapter.MustDefine(def)
+	// The function's main would call adapter.Serve(search, newIndex); here
+	// it is bound by hand.
+	served := search.Bind(index{"alpha", "beta"})
 	fmt.Println(served.Name(), *served.InputSchema().Properties["query"].MaxLength)
 	// Output:
 	// search 200

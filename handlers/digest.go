@@ -58,33 +58,28 @@ type WordCount struct {
 	Count int    `json:"count" jsonschema:"how often it occurs in the channel"`
 }
 
-// bindDigest is declared in init, after the package's variables, so the
-// demo comes last in the Catalog, after the four broadcast tools.
-var bindDigest func(*Store) *adapter.Tool
-
-func init() {
-	bindDigest = declare(adapter.ToolDef[DigestInput, DigestOutput]{
-		Name:  ToolDigest,
-		Title: "Summarise a channel",
-		Description: "Reads every broadcast of a channel, a page at a time, and returns a digest: " +
-			"how many, from when to when, the most frequent words and the newest texts. " +
-			"A big channel takes a while: the tool reports progress per page and can run as a task " +
-			"(poll it with tasks/get, stop it with tasks/cancel).",
-		ReadOnly:    true,
-		Idempotent:  true,
-		TaskSupport: adapter.TaskOptional,
-		RefineInput: adapter.Refine{
-			"channel": channelSchema,
-			"pageSize": func(p *jsonschema.Schema) {
-				p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(maxListLimit))
-				p.Default = json.RawMessage(fmt.Sprint(defaultDigestPageSize))
-			},
+// Digest is broadcast_digest, the long-running demo: it pages through the
+// byChannel index as broadcast_list does, for up to 15 minutes.
+var Digest = adapter.Declare(adapter.ToolDef[DigestInput, DigestOutput]{
+	Name:  ToolDigest,
+	Title: "Summarise a channel",
+	Description: "Reads every broadcast of a channel, a page at a time, and returns a digest: " +
+		"how many, from when to when, the most frequent words and the newest texts. " +
+		"A big channel takes a while: the tool reports progress per page and can run as a task " +
+		"(poll it with tasks/get, stop it with tasks/cancel).",
+	ReadOnly:    true,
+	Idempotent:  true,
+	TaskSupport: adapter.TaskOptional,
+	RefineInput: adapter.Refine{
+		"channel": channelSchema,
+		"pageSize": func(p *jsonschema.Schema) {
+			p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(maxListLimit))
+			p.Default = json.RawMessage(fmt.Sprint(defaultDigestPageSize))
 		},
-	}, (*Store).digest)
-}
-
-// BroadcastDigest is broadcast_digest bound to store.
-func BroadcastDigest(store *Store) *adapter.Tool { return bindDigest(store) }
+	},
+	Tables:  broadcastsTable("byChannel", "Query"),
+	Timeout: 15 * time.Minute,
+}, (*Store).digest)
 
 func (store *Store) digest(ctx context.Context, call *adapter.Call, in DigestInput) (DigestOutput, error) {
 	call.SetDimension(DimensionEntity, in.Channel)

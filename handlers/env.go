@@ -12,10 +12,11 @@ import (
 )
 
 // TableEnv names the environment variable holding the broadcasts table's
-// name; template.yaml sets it on every tool function.
-const TableEnv = "MCPFN_BROADCASTS_TABLE"
+// name; each tool declares it with its table access, and the generated
+// template sets it on every tool function.
+const TableEnv = "BROADCASTS_TABLE"
 
-// StoreFromEnv returns a store over the table named by MCPFN_BROADCASTS_TABLE,
+// StoreFromEnv returns a store over the table named by BROADCASTS_TABLE,
 // with the AWS SDK's default configuration (region, credentials, and
 // AWS_ENDPOINT_URL_DYNAMODB, which points it at DynamoDB Local).
 func StoreFromEnv(ctx context.Context) (*Store, error) {
@@ -28,15 +29,4 @@ func StoreFromEnv(ctx context.Context) (*Store, error) {
 		return nil, fmt.Errorf("handlers: loading AWS configuration: %w", err)
 	}
 	return NewStore(dynamodb.NewFromConfig(cfg, ddbcrc.Option), table), nil
-}
-
-// MustStoreFromEnv is StoreFromEnv for a function's main. It panics, which
-// Lambda reports as an init error: a function without its table cannot
-// serve a single call, and failing at init says so before the first one.
-func MustStoreFromEnv() *Store {
-	s, err := StoreFromEnv(context.Background())
-	if err != nil {
-		panic(err)
-	}
-	return s
 }

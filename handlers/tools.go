@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/aws/smithy-go"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -95,51 +93,34 @@ var (
 	}
 )
 
-// Each tool is declared once, below: its definition (what tools/list shows)
-// and its handler, a method of the Store it needs. declare adds the
-// definition to the Catalog — built without any store, for the gateway and
-// the generated AgentCore schemas and policies — and returns the binder a
-// function's main calls with its store.
-var (
-	declared []func() *adapter.Tool       // the Catalog's entries, in declaration order
-	binders  []func(*Store) *adapter.Tool // every tool's binder, in the same order
-)
+// Each tool is declared once, below, with adapter.Declare: its definition
+// (what tools/list shows, and what its function needs on AWS: the table
+// actions its handler calls, from which `mcpfn template` generates its role)
+// and its handler, a method of the Store it needs. A function's main binds
+// its tool to a store built from its environment:
+//
+//	func main() { adapter.Serve(handlers.Create, handlers.StoreFromEnv) }
 
-func declare[In, Out any](d adapter.ToolDef[In, Out], h func(*Store, context.Context, *adapter.Call, In) (Out, error)) func(*Store) *adapter.Tool {
-	declared = append(declared, func() *adapter.Tool { return adapter.MustDeclare(d) })
-	bind := func(store *Store) *adapter.Tool {
-		b := d
-		b.Handler = func(ctx context.Context, call *adapter.Call, in In) (Out, error) { return h(store, ctx, call, in) }
-		return adapter.MustDefine(b)
-	}
-	binders = append(binders, bind)
-	return bind
+// broadcastsTable is the demo's table (template.yaml's BroadcastsTable),
+// read through TableEnv.
+func broadcastsTable(index string, actions ...string) []adapter.TableAccess {
+	return []adapter.TableAccess{{Table: "BroadcastsTable", Env: TableEnv, Index: index, Actions: actions}}
 }
 
-var catalog = sync.OnceValue(func() []*adapter.Tool {
-	tools := make([]*adapter.Tool, len(declared))
-	for i, d := range declared {
-		tools[i] = d()
-	}
-	return tools
-})
-
-// Catalog returns every tool's definition, in a stable order, for tools/list
-// and for generating schemas and policies. Its tools are declared, not bound:
-// the gateway only lists them and forwards each call to the tool's own
-// function, so a call that reaches one fails with INTERNAL_SERVER_ERROR.
-func Catalog() []*adapter.Tool { return slices.Clone(catalog()) }
+// Catalog returns every tool's definition, unbound, in name order: the
+// application as tools/list shows it, for the demo's own tests.
+func Catalog() []*adapter.Tool {
+	return []*adapter.Tool{Create.Tool(), Delete.Tool(), Digest.Tool(), Get.Tool(), List.Tool()}
+}
 
 // tools binds every tool to store, in Catalog order.
 func tools(store *Store) []*adapter.Tool {
-	out := make([]*adapter.Tool, len(binders))
-	for i, bind := range binders {
-		out[i] = bind(store)
-	}
-	return out
+	return []*adapter.Tool{Create.Bind(store), Delete.Bind(store), Digest.Bind(store), Get.Bind(store), List.Bind(store)}
 }
 
-var bindCreate = declare(adapter.ToolDef[CreateInput, CreateOutput]{
+// Create is broadcast_create. Its conditional put never overwrites; a
+// retried create whose conditional failure carried no item reads it back.
+var Create = adapter.Declare(adapter.ToolDef[CreateInput, CreateOutput]{
 	Name:  ToolCreate,
 	Title: "Post a broadcast",
 	Description: "Posts a message to a channel and returns the new broadcast's id. " +
@@ -150,10 +131,8 @@ var bindCreate = declare(adapter.ToolDef[CreateInput, CreateOutput]{
 			p.MinLength, p.MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(maxTextLen)
 		},
 	},
+	Tables: broadcastsTable("", "PutItem", "GetItem"),
 }, (*Store).create)
-
-// BroadcastCreate is broadcast_create bound to store.
-func BroadcastCreate(store *Store) *adapter.Tool { return bindCreate(store) }
 
 func (store *Store) create(ctx context.Context, call *adapter.Call, in CreateInput) (CreateOutput, error) {
 	b := Broadcast{ID: newID(call), Channel: in.Channel, Text: in.Text, CreatedAt: store.stamp()}
@@ -183,17 +162,16 @@ func (store *Store) create(ctx context.Context, call *adapter.Call, in CreateInp
 	return CreateOutput{ID: b.ID, CreatedAt: b.CreatedAt}, nil
 }
 
-var bindGet = declare(adapter.ToolDef[GetInput, Broadcast]{
+// Get is broadcast_get.
+var Get = adapter.Declare(adapter.ToolDef[GetInput, Broadcast]{
 	Name:        ToolGet,
 	Title:       "Read a broadcast",
 	Description: "Returns one broadcast by id.",
 	ReadOnly:    true,
 	Idempotent:  true,
 	RefineInput: adapter.Refine{"id": idSchema},
+	Tables:      broadcastsTable("", "GetItem"),
 }, (*Store).get)
-
-// BroadcastGet is broadcast_get bound to store.
-func BroadcastGet(store *Store) *adapter.Tool { return bindGet(store) }
 
 func (store *Store) get(ctx context.Context, call *adapter.Call, in GetInput) (Broadcast, error) {
 	call.SetDimension(DimensionEntity, in.ID)
@@ -204,7 +182,8 @@ func (store *Store) get(ctx context.Context, call *adapter.Call, in GetInput) (B
 	return b, nil
 }
 
-var bindList = declare(adapter.ToolDef[ListInput, ListOutput]{
+// List is broadcast_list: it queries the byChannel index, never the table.
+var List = adapter.Declare(adapter.ToolDef[ListInput, ListOutput]{
 	Name:  ToolList,
 	Title: "List a channel's broadcasts",
 	Description: "Lists a channel's broadcasts, newest first, a page at a time. " +
@@ -220,10 +199,8 @@ var bindList = declare(adapter.ToolDef[ListInput, ListOutput]{
 			p.Default = json.RawMessage(fmt.Sprint(defaultListLimit))
 		},
 	},
+	Tables: broadcastsTable("byChannel", "Query"),
 }, (*Store).list)
-
-// BroadcastList is broadcast_list bound to store.
-func BroadcastList(store *Store) *adapter.Tool { return bindList(store) }
 
 func (store *Store) list(ctx context.Context, call *adapter.Call, in ListInput) (ListOutput, error) {
 	call.SetDimension(DimensionEntity, in.Channel)
@@ -238,7 +215,9 @@ func (store *Store) list(ctx context.Context, call *adapter.Call, in ListInput) 
 	return ListOutput(page), nil
 }
 
-var bindDelete = declare(adapter.ToolDef[DeleteInput, DeleteOutput]{
+// Delete is broadcast_delete. It is destructive (the audit writes its row
+// ahead of the handler) and requires ScopeWrite.
+var Delete = adapter.Declare(adapter.ToolDef[DeleteInput, DeleteOutput]{
 	Name:        ToolDelete,
 	Title:       "Delete a broadcast",
 	Description: "Deletes one broadcast by id and returns it as it was. Requires scope broadcasts:write.",
@@ -247,11 +226,9 @@ var bindDelete = declare(adapter.ToolDef[DeleteInput, DeleteOutput]{
 	Idempotent:  true,
 	Scopes:      []string{ScopeWrite},
 	RefineInput: adapter.Refine{"id": idSchema},
+	// A conditional delete returning the old item: DeleteItem only.
+	Tables: broadcastsTable("", "DeleteItem"),
 }, (*Store).delete)
-
-// BroadcastDelete is broadcast_delete bound to store. It is destructive (the
-// audit writes its row ahead of the handler) and requires ScopeWrite.
-func BroadcastDelete(store *Store) *adapter.Tool { return bindDelete(store) }
 
 func (store *Store) delete(ctx context.Context, call *adapter.Call, in DeleteInput) (DeleteOutput, error) {
 	call.SetDimension(DimensionEntity, in.ID)

@@ -24,7 +24,6 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/agentcore"
 	"github.com/mcpfn/mcpfn/gateway"
-	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/wire"
 )
@@ -193,7 +192,7 @@ func (s *Stack) startAgentCoreFront(ctx context.Context, ln net.Listener) error 
 		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
 	})
 	jwtCfg := gateway.JWTConfig{Issuer: s.iss.url, Audience: Audience, JWKSURL: s.iss.jwksURL()}
-	front, err := newAgentCoreFront(ctx, s.agentCore, handlers.Catalog(), jwtCfg, invoker, log)
+	front, err := newAgentCoreFront(ctx, s.agentCore, s.tools, jwtCfg, invoker, log)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ const (
 // addresses of DESIGN.md §5. Tests pass "127.0.0.1:0" addresses (port 0 picks
 // a free port) so that several stacks can run at once.
 type Config struct {
+	// Root is the project's root: the directory of its go.mod, holding
+	// template.yaml, mcpfn-tools.json and functions/. Default: the module
+	// of the working directory.
+	Root string
 	// Dir holds the stack's files: bin/ (host builds), logs/<function>.log
 	// and xray.jsonl. Default ".local" (relative to the working directory).
 	Dir string
@@ -114,7 +118,8 @@ type Config struct {
 	// locally). A spec with Tool set is added to the gateway's tool →
 	// function map; its tool definition goes in ExtraTools.
 	ExtraFunctions []FunctionSpec
-	// ExtraTools join the gateway's catalog (handlers.Catalog()).
+	// ExtraTools join the gateway's catalog (the project's
+	// mcpfn-tools.json).
 	ExtraTools []*adapter.Tool
 
 	// AsyncRetryDelays are the waits before the retries of a failed

@@ -13,11 +13,12 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Identity of the local demo user and the audience its tokens are for.
+// Identity of the local developer's user and the audience its tokens are
+// for. Its scopes are every scope the project's tools require
+// ([Stack.Scopes]), so the READY token may call every tool.
 const (
 	DemoSubject  = "demo-user"
 	DemoClientID = "mcpfn-local"
-	DemoScope    = "broadcasts:write"
 	Audience     = "mcpfn-local"
 	tokenTTL     = 12 * time.Hour
 )
@@ -30,10 +31,11 @@ type issuer struct {
 	key    *rsa.PrivateKey
 	kid    string
 	url    string // the "iss" value and the base of the well-known URLs
+	scopes []string
 	server *http.Server
 }
 
-func startIssuer(addr string) (*issuer, error) {
+func startIssuer(addr string, scopes []string) (*issuer, error) {
 	// 2048 bits: the smallest size the JWT libraries accept for RS256.
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -43,7 +45,7 @@ func startIssuer(addr string) (*issuer, error) {
 	if err != nil {
 		return nil, err
 	}
-	iss := &issuer{key: key, kid: rand.Text()[:16], url: "http://" + ln.Addr().String()}
+	iss := &issuer{key: key, kid: rand.Text()[:16], url: "http://" + ln.Addr().String(), scopes: scopes}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/jwks.json", iss.serveJWKS)
 	mux.HandleFunc("GET /.well-known/openid-configuration", iss.serveDiscovery)
@@ -70,7 +72,7 @@ func (iss *issuer) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"response_types_supported":              []string{"token"},
 		"subject_types_supported":               []string{"public"},
-		"scopes_supported":                      []string{DemoScope},
+		"scopes_supported":                      iss.scopes,
 	})
 }
 

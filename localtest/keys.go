@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/calltoken"
-	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -30,6 +29,7 @@ type LocalKeys struct {
 	KID       string               `json:"kid"`
 	IssuerKey string               `json:"issuerKey"` // PKCS #8, PEM
 	Audience  string               `json:"audience"`
+	Scopes    []string             `json:"scopes"` // the READY token's: every scope the tools require
 	Tools     map[string]LocalTool `json:"tools"`
 	Written   time.Time            `json:"written"`
 	key       *rsa.PrivateKey      // parsed IssuerKey
@@ -49,7 +49,7 @@ func (s *Stack) writeKeys() error {
 		return err
 	}
 	k := LocalKeys{
-		Issuer: s.iss.url, KID: s.iss.kid, Audience: Audience, Written: time.Now().UTC(),
+		Issuer: s.iss.url, KID: s.iss.kid, Audience: Audience, Scopes: s.scopes, Written: time.Now().UTC(),
 		IssuerKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		Tools:     map[string]LocalTool{},
 	}
@@ -75,7 +75,7 @@ func (s *Stack) writeKeys() error {
 func LoadKeys(dir string) (*LocalKeys, error) {
 	b, err := os.ReadFile(filepath.Join(dir, keysFileName))
 	if err != nil {
-		return nil, fmt.Errorf("localtest: %w (is `make local` running with the same %s?)", err, EnvDir)
+		return nil, fmt.Errorf("localtest: %w (is `mcpfn local` running, with the same %s?)", err, EnvDir)
 	}
 	var k LocalKeys
 	if err := json.Unmarshal(b, &k); err != nil {
@@ -136,19 +136,22 @@ func (k *LocalKeys) SignEnvelope(payload []byte, caller *calltoken.Identity, ttl
 	return json.MarshalIndent(env, "", "  ")
 }
 
-// SignEvents writes a freshly signed copy of every catalog tool's event in
-// eventsDir (localtest/events) into outDir, for the demo user with the
-// demo scope, valid for ttl. The committed events carry no token, so a
-// function refuses them: signing is the only way in, and only with the keys
-// of a stack you run.
+// SignEvents writes a freshly signed copy of the event of every tool of the
+// stack in eventsDir (events/<tool>.json) into outDir, for the local user
+// with the READY token's scopes, valid for ttl. The committed events carry
+// no token, so a function refuses them: signing is the only way in, and only
+// with the keys of a stack you run.
 func (k *LocalKeys) SignEvents(eventsDir, outDir string, ttl time.Duration) ([]string, error) {
 	if err := os.MkdirAll(outDir, 0o700); err != nil {
 		return nil, err
 	}
-	demo := &calltoken.Identity{Subject: DemoSubject, AuthMethod: "jwt", ClientID: DemoClientID, Issuer: k.Issuer, Scopes: []string{DemoScope}}
+	demo := &calltoken.Identity{Subject: DemoSubject, AuthMethod: "jwt", ClientID: DemoClientID, Issuer: k.Issuer, Scopes: k.Scopes}
 	var written []string
-	for _, tool := range handlers.Catalog() {
-		in, err := os.ReadFile(filepath.Join(eventsDir, tool.Name()+".json"))
+	for _, tool := range sortedKeys(k.Tools) {
+		in, err := os.ReadFile(filepath.Join(eventsDir, tool+".json"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // a test fixture's tool, without an event
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +159,7 @@ func (k *LocalKeys) SignEvents(eventsDir, outDir string, ttl time.Duration) ([]s
 		if err != nil {
 			return nil, err
 		}
-		p := filepath.Join(outDir, tool.Name()+".json")
+		p := filepath.Join(outDir, tool+".json")
 		if err := os.WriteFile(p, append(out, '\n'), 0o600); err != nil {
 			return nil, err
 		}

@@ -25,9 +25,10 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/gateway"
-	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/ddbcrc"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/otlpstandin"
@@ -53,7 +54,11 @@ const tasksTableID = "TasksTable"
 // Stack is a running local stack. Its methods are safe for concurrent use.
 type Stack struct {
 	cfg     Config
-	root    string // repository root
+	root    string // the project's root
+	tmpl    *samtemplate.Template
+	cat     *catalog.File   // the project's catalog
+	tools   []*adapter.Tool // the gateway's: the catalog's and Config.ExtraTools
+	scopes  []string        // every scope the tools require: the READY token's
 	dir     string // absolute Config.Dir
 	started time.Time
 	ready   time.Duration
@@ -130,11 +135,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		IdleConnTimeout:     time.Minute,
 	}}
 
-	tmpl, err := samtemplate.LoadRepo()
-	if err != nil {
+	if err := s.loadProject(); err != nil {
 		return nil, err
 	}
-	s.root = filepath.Dir(tmpl.Path)
+	tmpl := s.tmpl
 	if s.dir, err = filepath.Abs(cfg.Dir); err != nil {
 		return nil, err
 	}
@@ -226,14 +230,14 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	specs := cfg.Functions
 	if specs == nil {
-		if specs, err = names.templateFunctions(toolOf); err != nil {
+		if specs, err = names.templateFunctions(toolOf, s.cat, filepath.Join(s.root, catalog.FileName)); err != nil {
 			return nil, err
 		}
 		for i := range specs {
 			specs[i].EventInvoke = names.eventInvokeConfig(specs[i].LogicalID)
 		}
 	}
-	globalEnv, err := names.globalEnvironment()
+	globalEnv, err := names.commonEnvironment()
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +249,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 	}
 	for _, x := range cfg.ExtraFunctions {
-		// A fixture gets the template's Globals environment, as it would
-		// if it were declared in template.yaml.
+		// A fixture gets what every generated function gets (the audit
+		// and tasks tables, …), as it would if it were a tool of the
+		// template.
 		env := map[string]string{}
 		for k, v := range globalEnv {
 			env[k] = v
@@ -298,11 +303,22 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, err
 	}
 	s.logf("built %d functions and the emulator (%v)", len(specs), time.Since(buildStart).Round(time.Millisecond))
+	if cfg.Functions == nil {
+		// What runs is what deploys: the functions just built declare
+		// the tools the catalog and the template were generated from.
+		if err := s.checkCurrent(ctx); err != nil {
+			return nil, err
+		}
+	}
 
-	if s.iss, err = startIssuer(cfg.IssuerAddr); err != nil {
+	if s.iss, err = startIssuer(cfg.IssuerAddr, s.scopes); err != nil {
 		return nil, fmt.Errorf("localtest: JWT issuer (%s to move it): %w", EnvIssuerAddr, err)
 	}
-	if s.token, err = s.MintToken(map[string]any{"sub": DemoSubject, "scope": DemoScope, "client_id": DemoClientID}); err != nil {
+	claims := map[string]any{"sub": DemoSubject, "client_id": DemoClientID}
+	if len(s.scopes) > 0 {
+		claims["scope"] = strings.Join(s.scopes, " ")
+	}
+	if s.token, err = s.MintToken(claims); err != nil {
 		return nil, err
 	}
 
@@ -402,13 +418,9 @@ func (s *Stack) startDynamoDB(ctx context.Context) error {
 		}
 		s.ddb, s.ddbURL = srv, srv.Endpoint()
 	}
-	tmpl, err := samtemplate.LoadRepo()
-	if err != nil {
-		return err
-	}
 	client := s.DynamoDB()
 	for id, name := range s.tables {
-		in, err := tmpl.TableInput(id, name)
+		in, err := s.tmpl.TableInput(id, name)
 		if err != nil {
 			return err
 		}
@@ -571,7 +583,7 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 		}
 	}
 	cfg.KeySecretsAPI = s.SecretsManager()
-	cfg.Tools = append(handlers.Catalog(), s.cfg.ExtraTools...)
+	cfg.Tools = s.tools
 	// A function defined in the template without a tool in the catalog
 	// (or the reverse) is the gateway's configuration error to report.
 	cfg.Lambda = lambda.New(lambda.Options{
@@ -700,8 +712,8 @@ func (s *Stack) ViewerURL() string { return s.viewerURL }
 // MCPURL is the gateway's MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
 func (s *Stack) MCPURL() string { return s.mcpURL }
 
-// Token is a bearer JWT for the demo user (subject demo-user, scope
-// broadcasts:write), valid for 12 hours.
+// Token is a bearer JWT for the local user (subject demo-user, every scope
+// the tools require: [Stack.Scopes]), valid for 12 hours.
 func (s *Stack) Token() string { return s.token }
 
 // MintToken signs a JWT with the local issuer's key. iss, aud, iat and exp

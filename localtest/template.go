@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpfn/mcpfn/catalog"
+	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 )
@@ -106,13 +108,14 @@ func (n *localNames) intProperty(logicalID, prop string, def int) int {
 	return i
 }
 
-// templateFunctions lists the template's tool functions: every
-// AWS::Serverless::Function except the gateway, named by logical ID. The
-// package of each is functions/<tool>, the tool being the one the gateway's
-// MCPFN_TOOL_FUNCTIONS maps to it; for a function no tool names, the
-// directory the Makefile's build-<LogicalId> rule builds (what `sam build`
-// packages).
-func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec, error) {
+// templateFunctions lists the template's functions the stack runs: every
+// AWS::Serverless::Function except the gateway (which runs in-process),
+// named by logical ID. A tool function's package is the one the catalog
+// names; the AgentCore interceptor is mcpfn's own, with the catalog beside
+// it as deployed; any other function is functions/<dir>, as `mcpfn build`
+// finds it. toolOf maps a function to the tool the gateway's
+// MCPFN_TOOL_FUNCTIONS routes to it.
+func (n *localNames) templateFunctions(toolOf map[string]string, cat *catalog.File, catalogPath string) ([]FunctionSpec, error) {
 	var specs []FunctionSpec
 	for _, id := range n.t.LogicalIDs(typeFunction) {
 		if id == gatewayID {
@@ -128,14 +131,22 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 			}
 		}
 		tool := toolOf[id]
-		pkg := tool
-		if pkg == "" {
-			pkg = functionDir(filepath.Dir(n.t.Path), id)
+		var pkg string
+		switch {
+		case id == interceptorID:
+			pkg = interceptorPackage
+			env[catalog.EnvPath] = catalogPath
+		default:
+			if e, ok := toolEntry(cat, id); ok {
+				pkg = e.Package
+			} else {
+				pkg = "./functions/" + functionDir(filepath.Dir(n.t.Path), id)
+			}
 		}
 		specs = append(specs, FunctionSpec{
 			Name:       id,
 			LogicalID:  id,
-			Package:    "./functions/" + pkg,
+			Package:    pkg,
 			Tool:       tool,
 			Env:        env,
 			Timeout:    n.intProperty(id, "Timeout", 10),
@@ -147,16 +158,22 @@ func (n *localNames) templateFunctions(toolOf map[string]string) ([]FunctionSpec
 	return specs, nil
 }
 
-// functionDir is the functions/ directory the Makefile's build-%Function
-// rule builds for a logical id: the one holding a main.go whose name, without
-// underscores, is the id without "Function", lower-cased
-// (AgentCoreInterceptorFunction → agentcore_interceptor). Without one it is
-// that lower-cased name, which the build then reports as missing.
+// The AgentCore interceptor of mcpfn's skeleton and its code.
+const (
+	interceptorID      = "AgentCoreInterceptorFunction"
+	interceptorPackage = "github.com/mcpfn/mcpfn/cmd/mcpfn-interceptor"
+)
+
+// functionDir is the functions/ directory `mcpfn build` builds for a
+// logical id that is not a tool's: the one holding a main.go whose name,
+// without underscores and dashes, is the id without "Function", ignoring
+// case. Without one it is that lower-cased name, which the build then
+// reports as missing.
 func functionDir(root, logicalID string) string {
 	stem := strings.ToLower(strings.TrimSuffix(logicalID, "Function"))
 	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	for _, m := range mains {
-		if dir := filepath.Base(filepath.Dir(m)); strings.ReplaceAll(dir, "_", "") == stem {
+		if dir := filepath.Base(filepath.Dir(m)); strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(dir)) == stem {
 			return dir
 		}
 	}
@@ -173,19 +190,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// globalEnvironment is Globals.Function.Environment.Variables, resolved,
-// with the Globals LoggingConfig variables Lambda would set.
-func (n *localNames) globalEnvironment() (map[string]string, error) {
-	g, _ := n.t.Globals["Function"].(map[string]any)
+// commonEnvironment is what every function mcpfn generates gets
+// (samgen.CommonEnvironment: the audit and tasks tables, …), resolved, with
+// the LoggingConfig variables Lambda would set from Globals.
+func (n *localNames) commonEnvironment() (map[string]string, error) {
 	out := n.loggingEnv("")
-	env, _ := g["Environment"].(map[string]any)
-	vars, _ := env["Variables"].(map[string]any)
-	for k, v := range vars {
-		s, err := n.value(v)
+	if len(out) == 0 {
+		// mcpfn's functions log JSON (their LoggingConfig).
+		out["AWS_LAMBDA_LOG_FORMAT"] = "JSON"
+	}
+	for _, e := range samgen.CommonEnvironment {
+		s, err := n.value(map[string]any{"Ref": e.Ref})
 		if err != nil {
-			return nil, fmt.Errorf("template Globals: environment variable %s: %w", k, err)
+			return nil, fmt.Errorf("template: %s: %w (run `mcpfn template`)", e.Name, err)
 		}
-		out[k] = strings.TrimSpace(s)
+		out[e.Name] = strings.TrimSpace(s)
 	}
 	return out, nil
 }

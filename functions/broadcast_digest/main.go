@@ -1,7 +1,6 @@
-// Command broadcast_digest is the Lambda function of the broadcast_digest
-// tool: the long-running demo, which reads a channel page by page reporting
-// progress and may run as a task (invoked asynchronously by the gateway).
-// MCPFN_DIGEST_PAGE_DELAY slows it down for demos.
+// Command broadcast_digest is the Lambda function of the broadcast_digest tool:
+// handlers.Digest bound to a store over the broadcasts table its environment
+// names, served by the adapter.
 package main
 
 import (
@@ -9,6 +8,4 @@ import (
 	"github.com/mcpfn/mcpfn/handlers"
 )
 
-func main() {
-	adapter.Start(handlers.BroadcastDigest(handlers.MustStoreFromEnv()))
-}
+func main() { adapter.Serve(handlers.Digest, handlers.StoreFromEnv) }

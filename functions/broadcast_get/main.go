@@ -1,7 +1,6 @@
 // Command broadcast_get is the Lambda function of the broadcast_get tool:
-// the handler from package handlers, bound to the broadcasts table named by
-// MCPFN_BROADCASTS_TABLE, served by the adapter (audited when
-// MCPFN_AUDIT_TABLE is set).
+// handlers.Get bound to a store over the broadcasts table its environment
+// names, served by the adapter.
 package main
 
 import (
@@ -9,6 +8,4 @@ import (
 	"github.com/mcpfn/mcpfn/handlers"
 )
 
-func main() {
-	adapter.Start(handlers.BroadcastGet(handlers.MustStoreFromEnv()))
-}
+func main() { adapter.Serve(handlers.Get, handlers.StoreFromEnv) }

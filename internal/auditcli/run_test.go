@@ -1,4 +1,4 @@
-package main
+package auditcli
 
 import (
 	"bufio"
@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 	name := table(t, row("c-root", "1111111111111111", "00000000000000aa", 0), row("c-child", "2222222222222222", "1111111111111111", time.Millisecond))
 	cli := func(stdin string, args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), append([]string{"-table", name}, args...), strings.NewReader(stdin), &out, &errb)
+		code := Run(context.Background(), append([]string{"-table", name}, args...), strings.NewReader(stdin), &out, &errb)
 		return out.String(), errb.String(), code
 	}
 	const wantTree = `trace 1-5f84c7a1-aaaaaaaaaaaaaaaaaaaaaaaa (2 rows)
@@ -96,7 +96,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("bogus command: code %d, usage:\n%s", code, stderr)
 	}
 	var errb bytes.Buffer
-	if code := run(context.Background(), []string{"trace", "x"}, nil, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "no table") {
+	if code := Run(context.Background(), []string{"trace", "x"}, nil, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "no table") {
 		t.Errorf("no table: code %d, %s", code, errb.String())
 	}
 }
@@ -111,7 +111,7 @@ func TestServe(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		var errb strings.Builder
-		done <- run(ctx, []string{"-table", name, "serve", "-addr", "127.0.0.1:0", "-no-xray"}, nil, pw, &errb)
+		done <- Run(ctx, []string{"-table", name, "serve", "-addr", "127.0.0.1:0", "-no-xray"}, nil, pw, &errb)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

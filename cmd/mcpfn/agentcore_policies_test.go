@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -8,21 +9,25 @@ import (
 	"testing"
 
 	"github.com/cedar-policy/cedar-go"
-
-	"github.com/mcpfn/mcpfn/handlers"
 )
 
 const gatewayARN = "arn:aws:bedrock-agentcore:us-east-1:123456789012:gateway/mcpfn-abc"
 
-// TestDemoCatalogPolicies parses the demo catalog's policies with Cedar and
+// TestDemoCatalogPolicies runs `mcpfn agentcore-policies` in this repository
+// (the demo's catalog, mcpfn-tools.json), parses the policies with Cedar and
 // asks them what AgentCore's policy engine would: broadcast_delete only for
 // callers whose scope claim holds broadcasts:write as a whole word, the
 // other tools for any OAuth caller, nothing for anyone else or any other
 // gateway.
-func TestDemoCatalogPolicies(t *testing.T) {
+func TestAgentCorePoliciesOfTheDemoCatalog(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "policies.cedar")
-	os.Args = []string{"policies", "-o", out, "-gateway-arn", gatewayARN}
-	main()
+	if code := run(t.Context(), []string{"agentcore-policies", "-o", out, "-gateway-arn", gatewayARN}, nil, io.Discard, os.Stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	tools, err := projectTools()
+	if err != nil {
+		t.Fatal(err)
+	}
 	text, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -31,8 +36,8 @@ func TestDemoCatalogPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not Cedar: %v\n%s", err, text)
 	}
-	if n := len(maps.Collect(ps.All())); n != len(handlers.Catalog()) {
-		t.Fatalf("%d policies for %d tools", n, len(handlers.Catalog()))
+	if n := len(maps.Collect(ps.All())); n != len(tools) {
+		t.Fatalf("%d policies for %d tools", n, len(tools))
 	}
 	if !strings.Contains(string(text), `action == AgentCore::Action::"broadcast-delete___broadcast_delete"`) {
 		t.Fatalf("no action for broadcast_delete:\n%s", text)

@@ -2,19 +2,23 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/agentcore"
-	"github.com/mcpfn/mcpfn/handlers"
 )
 
-// TestWritesEveryCatalogTool: one file per tool plus tools.json, each tool's
+// `mcpfn agentcore-schemas` in this repository (the demo catalog): one file per tool plus tools.json, each tool's
 // schema carrying the catalog's properties and required list.
-func TestWritesEveryCatalogTool(t *testing.T) {
+func TestAgentCoreSchemasWritesEveryCatalogTool(t *testing.T) {
 	dir := t.TempDir()
-	if err := run(dir); err != nil {
+	if code := run(t.Context(), []string{"agentcore-schemas", "-o", dir}, nil, io.Discard, os.Stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	catalogTools, err := projectTools()
+	if err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) []agentcore.ToolDefinition {
@@ -30,10 +34,10 @@ func TestWritesEveryCatalogTool(t *testing.T) {
 		return defs
 	}
 	all := read("tools.json")
-	if len(all) != len(handlers.Catalog()) {
-		t.Fatalf("tools.json has %d tools, the catalog %d", len(all), len(handlers.Catalog()))
+	if len(all) != len(catalogTools) {
+		t.Fatalf("tools.json has %d tools, the catalog %d", len(all), len(catalogTools))
 	}
-	for i, tool := range handlers.Catalog() {
+	for i, tool := range catalogTools {
 		one := read(tool.Name() + ".json")
 		if len(one) != 1 || one[0].Name != tool.Name() || all[i].Name != tool.Name() {
 			t.Fatalf("%s: files hold %+v", tool.Name(), one)

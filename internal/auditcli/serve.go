@@ -1,4 +1,4 @@
-package main
+package auditcli
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 	"github.com/mcpfn/mcpfn/audit/viewer"
 )
 
-// serve is `mcpfn-audit serve`: the viewer on the auditor the global flags
+// serve is `mcpfn audit serve`: the viewer on the auditor the global flags
 // configured, segments from a file, the X-Ray API or nowhere.
 func serve(ctx context.Context, awsCfg aws.Config, a *audit.Auditor, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcpfn-audit serve", flag.ContinueOnError)
+	fs := flag.NewFlagSet("mcpfn audit serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", viewer.DefaultAddr, "listen address (keep it on loopback: the viewer has no login)")
 	xrayFile := fs.String("xray-file", "", "X-Ray segment documents, one JSON object per line (the local stack's .local/xray.jsonl); without it the X-Ray API is asked (BatchGetTraces)")
@@ -37,17 +37,17 @@ func serve(ctx context.Context, awsCfg aws.Config, a *audit.Auditor, args []stri
 	}
 	v, err := viewer.New(cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpfn-audit serve:", err)
+		fmt.Fprintln(stderr, "mcpfn audit serve:", err)
 		return 1
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpfn-audit serve:", err)
+		fmt.Fprintln(stderr, "mcpfn audit serve:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "VIEWER url=http://%s/\n", ln.Addr())
 	if err := v.Serve(ctx, ln); err != nil {
-		fmt.Fprintln(stderr, "mcpfn-audit serve:", err)
+		fmt.Fprintln(stderr, "mcpfn audit serve:", err)
 		return 1
 	}
 	return 0

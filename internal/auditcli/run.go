@@ -1,4 +1,4 @@
-package main
+package auditcli
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 )
 
-const usage = `usage: mcpfn-audit [flags] <command> [args]
+const usage = `usage: mcpfn audit [flags] <command> [args]
 
 commands:
   trace <traceId>          all rows of a trace, as a tree
@@ -31,12 +31,12 @@ commands:
 flags:
 `
 
-// run is the mcpfn-audit command: main passes os.Args[1:] and the standard
+// Run is the audit command (`mcpfn audit`, `mcpfn-audit`): main passes os.Args[1:] and the standard
 // streams and exits with the returned code. The table is reached through the
 // default AWS configuration, which honours AWS_ENDPOINT_URL_DYNAMODB (the
 // local stack's DynamoDB Local, and the tests').
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcpfn-audit", flag.ContinueOnError)
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcpfn audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	table := fs.String("table", os.Getenv(audit.EnvTable), "audit table name (env "+audit.EnvTable+")")
 	asJSON := fs.Bool("json", false, "print rows as JSON lines instead of text")
@@ -58,12 +58,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *table == "" {
-		fmt.Fprintln(stderr, "mcpfn-audit: no table: pass -table or set "+audit.EnvTable)
+		fmt.Fprintln(stderr, "mcpfn audit: no table: pass -table or set "+audit.EnvTable)
 		return 2
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpfn-audit:", err)
+		fmt.Fprintln(stderr, "mcpfn audit:", err)
 		return 1
 	}
 	// Replay writes to stderr what it could not write, never to stdout as
@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	show := func(rows []audit.Row, err error) int {
 		if err != nil {
-			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			fmt.Fprintln(stderr, "mcpfn audit:", err)
 			return 1
 		}
 		if *asJSON {
@@ -108,7 +108,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if len(rest) == 1 && rest[0] != "-" {
 			f, err := os.Open(rest[0])
 			if err != nil {
-				fmt.Fprintln(stderr, "mcpfn-audit:", err)
+				fmt.Fprintln(stderr, "mcpfn audit:", err)
 				return 1
 			}
 			defer f.Close()
@@ -118,7 +118,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stdout, "lines=%d found=%d written=%d present=%d failed=%d malformed=%d\n",
 			st.Lines, st.Found, st.Written, st.Present, st.Failed, st.Malformed)
 		if err != nil {
-			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			fmt.Fprintln(stderr, "mcpfn audit:", err)
 			return 1
 		}
 		return 0
@@ -133,7 +133,7 @@ func writeJSONRows(stdout, stderr io.Writer, rows []audit.Row) int {
 	enc := json.NewEncoder(stdout)
 	for i := range rows {
 		if err := enc.Encode(&rows[i]); err != nil {
-			fmt.Fprintln(stderr, "mcpfn-audit:", err)
+			fmt.Fprintln(stderr, "mcpfn audit:", err)
 			return 1
 		}
 	}

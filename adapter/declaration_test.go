@@ -1,0 +1,150 @@
+package adapter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/adapter"
+)
+
+// notesDef declares everything a declaration carries: annotations, scopes,
+// task support, refined schemas and deployment needs.
+var notesDef = func() adapter.ToolDef[labelIn, labelOut] {
+	d := labelDef
+	d.Name = "note_add"
+	d.Title = "Add a note"
+	d.Description = "Adds a note."
+	d.Destructive, d.OpenWorld = true, true
+	d.Scopes = []string{"notes:write"}
+	d.TaskSupport = adapter.TaskOptional
+	d.Tables = []adapter.TableAccess{
+		{Table: "NotesTable", Env: "NOTES_TABLE", Actions: []string{"dynamodb:PutItem", "GetItem", "PutItem"}},
+		{Table: "NotesTable", Env: "NOTES_TABLE", Index: "byOwner", Actions: []string{"Query"}},
+	}
+	d.Timeout = 30 * time.Second
+	d.MemoryMB = 512
+	return d
+}()
+
+// TestDeclarationRoundTripsThroughJSON: a tool rebuilt from its declaration,
+// after the JSON a function prints and the catalog file holds, lists exactly
+// as the tool itself and declares the same needs — the gateway's catalog is
+// the functions' definitions, not a copy that may drift.
+func TestDeclarationRoundTripsThroughJSON(t *testing.T) {
+	tool := adapter.Declare(notesDef, func(struct{}, context.Context, *adapter.Call, labelIn) (labelOut, error) {
+		return labelOut{}, nil
+	}).Tool()
+	b, err := json.Marshal(tool.Declaration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d adapter.Declaration
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := adapter.ToolFromDeclaration(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(tool.MCPTool())
+	got, _ := json.Marshal(rebuilt.MCPTool())
+	if !bytes.Equal(got, want) {
+		t.Fatalf("rebuilt tool lists as\n%s\nthe tool as\n%s", got, want)
+	}
+	again, _ := json.Marshal(rebuilt.Declaration())
+	if !bytes.Equal(again, b) {
+		t.Fatalf("declaration changed on the round trip:\n%s\n%s", again, b)
+	}
+	wantTables := []adapter.TableAccess{
+		{Table: "NotesTable", Env: "NOTES_TABLE", Actions: []string{"GetItem", "PutItem"}},
+		{Table: "NotesTable", Env: "NOTES_TABLE", Index: "byOwner", Actions: []string{"Query"}},
+	}
+	if !reflect.DeepEqual(d.Tables, wantTables) || d.TimeoutSeconds != 30 || d.MemoryMB != 512 || d.TaskSupport != adapter.TaskOptional {
+		t.Fatalf("declared needs %+v, timeout %d, memory %d, tasks %q", d.Tables, d.TimeoutSeconds, d.MemoryMB, d.TaskSupport)
+	}
+	d.Scopes = nil // so that the call reaches the (absent) handler
+	open, err := adapter.ToolFromDeclaration(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2 := invokeRPC(t, newFunction(open, quietLogger()), "tools/call", `{"name":"note_add","arguments":{"label":"ok"}}`)
+	if r, _ := json.Marshal(got2); got2["isError"] != true || !strings.Contains(string(r), "INTERNAL_SERVER_ERROR") {
+		t.Fatalf("calling a tool built from a declaration answered %s", r)
+	}
+}
+
+// TestDeclaredNeedsAreLeastPrivilege: a declaration cannot ask for more than
+// named item actions on named tables, nor set the variables mcpfn and Lambda
+// own (a tool choosing MCPFN_AUDIT_TABLE would choose where its evidence
+// goes); timeouts and memory stay within Lambda's bounds.
+func TestDeclaredNeedsAreLeastPrivilege(t *testing.T) {
+	for name, tc := range map[string]struct {
+		tables  []adapter.TableAccess
+		timeout time.Duration
+		memory  int
+		want    string
+	}{
+		"wildcard action":      {tables: []adapter.TableAccess{{Table: "T", Env: "T_TABLE", Actions: []string{"*"}}}, want: `action "*"`},
+		"service wildcard":     {tables: []adapter.TableAccess{{Table: "T", Env: "T_TABLE", Actions: []string{"dynamodb:*"}}}, want: `action "dynamodb:*"`},
+		"table management":     {tables: []adapter.TableAccess{{Table: "T", Env: "T_TABLE", Actions: []string{"DeleteTable"}}}, want: "DeleteTable"},
+		"write on an index":    {tables: []adapter.TableAccess{{Table: "T", Env: "T_TABLE", Index: "byX", Actions: []string{"PutItem"}}}, want: "PutItem"},
+		"no actions":           {tables: []adapter.TableAccess{{Table: "T", Env: "T_TABLE"}}, want: "no Actions"},
+		"audit table variable": {tables: []adapter.TableAccess{{Table: "T", Env: "MCPFN_AUDIT_TABLE", Actions: []string{"GetItem"}}}, want: "reserved"},
+		"aws variable":         {tables: []adapter.TableAccess{{Table: "T", Env: "AWS_ENDPOINT_URL", Actions: []string{"GetItem"}}}, want: "reserved"},
+		"not a logical id":     {tables: []adapter.TableAccess{{Table: "arn:aws:dynamodb:*", Env: "T_TABLE", Actions: []string{"GetItem"}}}, want: "logical id"},
+		"one variable two tables": {tables: []adapter.TableAccess{
+			{Table: "A", Env: "TABLE", Actions: []string{"GetItem"}}, {Table: "B", Env: "TABLE", Actions: []string{"GetItem"}},
+		}, want: "names both"},
+		"a table twice": {tables: []adapter.TableAccess{
+			{Table: "A", Env: "A_TABLE", Actions: []string{"GetItem"}}, {Table: "A", Env: "A_TABLE", Actions: []string{"PutItem"}},
+		}, want: "twice"},
+		"timeout too long":      {timeout: 16 * time.Minute, want: "Timeout"},
+		"timeout not seconds":   {timeout: 1500 * time.Millisecond, want: "Timeout"},
+		"memory below lambda's": {memory: 64, want: "MemoryMB"},
+	} {
+		d := labelDef
+		d.Handler = labelHandler
+		d.Tables, d.Timeout, d.MemoryMB = tc.tables, tc.timeout, tc.memory
+		if _, err := adapter.Define(d); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Define error %v, want one with %q", name, err, tc.want)
+		}
+	}
+}
+
+// TestStartDescribesTheToolWhenAsked runs this test binary as a function's
+// main would run (adapter.Serve), with MCPFN_DESCRIBE=1: it prints the
+// declaration and exits before its dependency is built — so describing needs
+// none of the environment a deployed function has.
+func TestStartDescribesTheToolWhenAsked(t *testing.T) {
+	if os.Getenv("MCPFN_TEST_DESCRIBE_MAIN") == "1" {
+		declared := adapter.Declare(notesDef, func(struct{}, context.Context, *adapter.Call, labelIn) (labelOut, error) {
+			return labelOut{}, nil
+		})
+		adapter.Serve(declared, func(context.Context) (struct{}, error) {
+			panic("the dependency was built in describe mode")
+		})
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStartDescribesTheToolWhenAsked$")
+	cmd.Env = append(os.Environ(), "MCPFN_TEST_DESCRIBE_MAIN=1", adapter.EnvDescribe+"=1", "AWS_LAMBDA_RUNTIME_API=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("describe run: %v\n%s", err, stderr.String())
+	}
+	d, err := adapter.ParseDescription(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if d.Name != "note_add" || d.Scopes[0] != "notes:write" || len(d.Tables) != 2 {
+		t.Fatalf("described %+v", d)
+	}
+}

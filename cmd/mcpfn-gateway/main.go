@@ -1,0 +1,39 @@
+// Command mcpfn-gateway is the GatewayFunction of every mcpfn project: the
+// MCP endpoint, tools/list from the catalog packaged beside it
+// (mcpfn-tools.json, written by `mcpfn template`), every tools/call
+// forwarded to the tool's own Lambda function. `mcpfn build GatewayFunction`
+// builds it with the project's catalog. On Lambda it serves a
+// RESPONSE_STREAM Function URL; elsewhere it listens on MCPFN_LISTEN_ADDR
+// (default 127.0.0.1:8080). Configuration: docs/gateway.md.
+package main
+
+import (
+	"log"
+
+	"github.com/mcpfn/mcpfn/catalog"
+	"github.com/mcpfn/mcpfn/gateway"
+)
+
+func main() {
+	cfg, err := gateway.ConfigFromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cat, err := catalog.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if cfg.Tools, err = cat.Declared(); err != nil {
+		log.Fatal(err)
+	}
+	g, err := gateway.New(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if gateway.IsLambda() {
+		gateway.StartLambda(g)
+	}
+	if err := g.ListenAndServe(""); err != nil {
+		log.Fatal(err)
+	}
+}
