@@ -17,10 +17,10 @@ func ExampleCatalog() {
 	}
 	// Output:
 	// broadcast_create read-only=false destructive=false scopes=[]
-	// broadcast_get read-only=true destructive=false scopes=[]
-	// broadcast_list read-only=true destructive=false scopes=[]
 	// broadcast_delete read-only=false destructive=true scopes=[broadcasts:write]
 	// broadcast_digest read-only=true destructive=false scopes=[]
+	// broadcast_get read-only=true destructive=false scopes=[]
+	// broadcast_list read-only=true destructive=false scopes=[]
 }
 
 // TestCatalogDeclaresWhatFunctionsBind: each catalog entry, declared without
