@@ -23,9 +23,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
-	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/gateway"
@@ -59,7 +59,7 @@ type Stack struct {
 	cat     *catalog.File   // the project's catalog
 	tools   []*adapter.Tool // the gateway's: the catalog's and Config.ExtraTools
 	scopes  []string        // every scope the tools require: the READY token's
-	dir     string // absolute Config.Dir
+	dir     string          // absolute Config.Dir
 	started time.Time
 	ready   time.Duration
 
