@@ -104,73 +104,57 @@ bench-lambda: node-deps
 	$(GO) run ./bench/lambda $(BENCH_LAMBDA_FLAGS)
 
 # ---- Lambda builds ----
-# Every function is a Go binary named bootstrap for provided.al2023 on arm64,
-# static (CGO_ENABLED=0: the OS-only runtime has no C toolchain guarantees),
-# without aws-lambda-go's RPC mode (-tags lambda.norpc, in GOFLAGS_LAMBDA),
-# trimmed and stripped so that one commit always builds the same bytes.
+# This repository walks the path an outside project walks: every command
+# below is `mcpfn` (cmd/mcpfn), run from this module as a project runs it
+# with `go tool mcpfn`. Every function is a Go binary named bootstrap for
+# provided.al2023 on arm64, static, without aws-lambda-go's RPC mode,
+# trimmed and stripped so that one commit always builds the same bytes
+# (`mcpfn build`; BUILD_TAGS adds build tags).
 
 BIN_DIR ?= bin
-LAMBDA_ENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
-FUNCTION_DIRS = $(patsubst %/,%,$(sort $(dir $(wildcard functions/*/main.go))))
+MCPFN := $(GO) run ./cmd/mcpfn
 
-.PHONY: agentcore-schemas agentcore-policies template
+.PHONY: agentcore-schemas agentcore-policies template template-check
 
-## build: every functions/<name> into $(BIN_DIR)/<name>/bootstrap (linux/arm64).
+## build: every function of template.yaml into $(BIN_DIR)/<LogicalId>/bootstrap (linux/arm64).
 build:
-	@set -e; for d in $(FUNCTION_DIRS); do \
-	  echo "build $${d#functions/} -> $(BIN_DIR)/$${d#functions/}/bootstrap"; \
-	  $(LAMBDA_ENV) $(GO) build $(GOFLAGS_LAMBDA) -o $(BIN_DIR)/$${d#functions/}/bootstrap ./$$d; \
-	done
+	$(MCPFN) build -all -o $(BIN_DIR)
 
 # `sam build` (Metadata BuildMethod: makefile) runs `make build-<LogicalId>`
 # with ARTIFACTS_DIR set; whatever lands there is the function's package.
-# One pattern rule serves every function: build-<Name>Function builds the
-# functions/ directory whose name, without underscores, is <Name>
-# lower-cased (BroadcastCreate → broadcast_create, AgentCoreInterceptor →
-# agentcore_interceptor), so a new function needs no target of its own
-# (templatetest checks that every template function resolves to one).
-function_dir = $(or $(firstword $(foreach d,$(FUNCTION_DIRS),$(if $(filter $(shell echo '$(1)' | tr '[:upper:]' '[:lower:]'),$(subst _,,$(notdir $(d)))),$(d)))),$(error no functions/<dir>/main.go for $(1)Function: the directory is the name in snake case, e.g. functions/broadcast_create for BroadcastCreateFunction))
+# `mcpfn build` knows every function: a tool's from mcpfn-tools.json, the
+# gateway and the AgentCore interceptor from mcpfn's own code with the
+# catalog beside them.
+build-%:
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(MCPFN) build -o "$(ARTIFACTS_DIR)" $*
 
-build-%Function:
-	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(LAMBDA_ENV) $(GO) build $(GOFLAGS_LAMBDA) -o $(ARTIFACTS_DIR)/bootstrap ./$(call function_dir,$*)
-
-## template: rewrite template.yaml's generated blocks (every tool-dependent
-## resource, map and grant list) from handlers.Catalog() and the tool
-## functions' resources (internal/gentemplate); templatetest fails until it is run.
+## template: rewrite template.yaml's mcpfn regions and mcpfn-tools.json from
+## the tools' declarations (`mcpfn template`); template-check fails when
+## they are stale (`mcpfn template -check`, also run by the tests).
 template:
-	$(GO) run ./internal/gentemplate/cmd/gentemplate -f template.yaml
+	$(MCPFN) template
 
-## agentcore-schemas: AgentCore Gateway tool schemas from handlers.Catalog() into $(BIN_DIR)/agentcore.
+template-check:
+	$(MCPFN) template -check
+
+## agentcore-schemas: AgentCore Gateway tool schemas from the catalog into $(BIN_DIR)/agentcore.
 agentcore-schemas:
-	$(GO) run ./handlers/cmd/schemas -o $(BIN_DIR)/agentcore
+	$(MCPFN) agentcore-schemas -o $(BIN_DIR)/agentcore
 
-## agentcore-policies: Cedar policies (one permit per tool, by JWT scope) from handlers.Catalog()
+## agentcore-policies: Cedar policies (one permit per tool, by JWT scope) from the catalog
 ## into $(BIN_DIR)/agentcore/policies.cedar; GATEWAY_ARN=… names the gateway (default: any).
 agentcore-policies:
-	$(GO) run ./handlers/cmd/policies -o $(BIN_DIR)/agentcore/policies.cedar $(if $(GATEWAY_ARN),-gateway-arn $(GATEWAY_ARN))
+	$(MCPFN) agentcore-policies -o $(BIN_DIR)/agentcore/policies.cedar $(if $(GATEWAY_ARN),-gateway-arn $(GATEWAY_ARN))
 
 # ---- local stack (docs/local.md) ----
-# `make local` runs the whole application on this machine without Docker
-# (DESIGN.md §5): it builds the functions for the host and the Runtime
-# Interface Emulator itself, so deps (Go modules, DynamoDB Local from npm) is
-# all it needs first. Foreground; Ctrl-C or SIGTERM stops every process.
-# Built with mcpfn_otel, so the stack and its functions trace both ways
-# (X-Ray and OTLP stand-ins; docs/tracing.md).
+# `make local` is `mcpfn local` for this repository: the whole application
+# on this machine without Docker (DESIGN.md §5). Foreground; Ctrl-C or
+# SIGTERM stops every process. Built with mcpfn_otel, so the stack and its
+# functions trace both ways (X-Ray and OTLP stand-ins; docs/tracing.md).
 
 HOST_BIN_DIR ?= .local/bin
 
-.PHONY: build-host
-
 ## local: the whole application on this machine, foreground (docs/local.md).
 local: deps
-	$(GO) build -tags mcpfn_otel -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
-	exec $(HOST_BIN_DIR)/mcpfn-local
-
-## build-host: every function for this machine (static, lambda.norpc) into
-## $(HOST_BIN_DIR)/<name>/bootstrap, plus the emulator, as `make local` runs them.
-build-host:
-	@set -e; for d in $(FUNCTION_DIRS); do \
-	  echo "build $${d#functions/} -> $(HOST_BIN_DIR)/$${d#functions/}/bootstrap"; \
-	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o $(HOST_BIN_DIR)/$${d#functions/}/bootstrap ./$$d; \
-	done
-	$(GO) build -o $(HOST_BIN_DIR)/aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+	$(GO) build -tags mcpfn_otel -o $(HOST_BIN_DIR)/mcpfn ./cmd/mcpfn
+	exec $(HOST_BIN_DIR)/mcpfn local

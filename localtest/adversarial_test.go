@@ -285,7 +285,7 @@ func (s *advSuite) signer(t *testing.T, name, keyOf, tool, function string) *cal
 func (s *advSuite) callToken(t *testing.T, sg *calltoken.Signer, c calltoken.Call) string {
 	t.Helper()
 	if c.Caller == nil {
-		c.Caller = &calltoken.Identity{Subject: s.subject, AuthMethod: "jwt", Issuer: stack.Issuer(), Scopes: []string{localtest.DemoScope}}
+		c.Caller = &calltoken.Identity{Subject: s.subject, AuthMethod: "jwt", Issuer: stack.Issuer(), Scopes: []string{demoScope}}
 	}
 	if c.Expires.IsZero() {
 		c.Expires = time.Now().Add(time.Minute)
@@ -469,7 +469,7 @@ func TestAdversarialSuite(t *testing.T) {
 		seen[c.class] = true
 		t.Run(c.class, func(t *testing.T) {
 			s.subject = unique("adv")
-			if s.token, err = stack.MintToken(map[string]any{"sub": s.subject, "scope": localtest.DemoScope}); err != nil {
+			if s.token, err = stack.MintToken(map[string]any{"sub": s.subject, "scope": demoScope}); err != nil {
 				t.Fatal(err)
 			}
 			before := invocations()
@@ -528,14 +528,14 @@ func TestAdversarialSuite(t *testing.T) {
 		if got := call(t, cs, "broadcast_get", map[string]any{"id": id}); got["id"] != id {
 			t.Errorf("get after the suite: %v", got)
 		}
-		ac := connectAgentCore(t, unique("adv-after-ac"), localtest.DemoScope)
+		ac := connectAgentCore(t, unique("adv-after-ac"), demoScope)
 		if got := call(t, ac, "broadcast-get___broadcast_get", map[string]any{"id": id}); got["id"] != id {
 			t.Errorf("AgentCore get after the suite: %v", got)
 		}
 		id2 := call(t, cs, "broadcast_create", map[string]any{"channel": unique("adv"), "text": "x"})["id"].(string)
 		callID := unique("adv-after")
 		env, err := keys.SignEnvelope(mustJSON(advEnvelope(callID, `{"id":"`+id2+`"}`)),
-			&calltoken.Identity{Subject: "adv-after", AuthMethod: "jwt", Scopes: []string{localtest.DemoScope}}, time.Minute)
+			&calltoken.Identity{Subject: "adv-after", AuthMethod: "jwt", Scopes: []string{demoScope}}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -759,12 +759,12 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		{class: "gateway/token/none", run: gw(advToolCall, noHeader("Authorization")), want: advAnswer{Status: 401}},
 		{class: "gateway/token/junk", run: gw(advToolCall, header("Authorization", "Bearer not-a-jwt")), want: advAnswer{Status: 401}},
 		{class: "gateway/token/alg-none", run: withToken(func(t *testing.T) string {
-			return jwtWith(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, s.keys.KID, jwt.MapClaims{"sub": "mallory", "scope": localtest.DemoScope})
+			return jwtWith(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, s.keys.KID, jwt.MapClaims{"sub": "mallory", "scope": demoScope})
 		}), want: advAnswer{Status: 401}},
 		{class: "gateway/token/hs256-with-issuer-public-key", run: withToken(func(t *testing.T) string {
 			der, _ := x509.MarshalPKIXPublicKey(&issuerKey(t).PublicKey)
 			pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-			return jwtWith(t, jwt.SigningMethodHS256, pub, s.keys.KID, jwt.MapClaims{"sub": "mallory", "scope": localtest.DemoScope})
+			return jwtWith(t, jwt.SigningMethodHS256, pub, s.keys.KID, jwt.MapClaims{"sub": "mallory", "scope": demoScope})
 		}), want: advAnswer{Status: 401}},
 		{class: "gateway/token/expired", run: withToken(func(t *testing.T) string {
 			return jwtWith(t, jwt.SigningMethodRS256, issuerKey(t), s.keys.KID, jwt.MapClaims{"sub": "mallory", "exp": time.Now().Add(-time.Hour).Unix(), "iat": time.Now().Add(-2 * time.Hour).Unix()})
@@ -780,7 +780,7 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return jwtWith(t, jwt.SigningMethodRS256, k, "adv-"+rand.Text()[:8], jwt.MapClaims{"sub": "mallory", "scope": localtest.DemoScope})
+			return jwtWith(t, jwt.SigningMethodRS256, k, "adv-"+rand.Text()[:8], jwt.MapClaims{"sub": "mallory", "scope": demoScope})
 		}), want: advAnswer{Status: 401}},
 		{class: "gateway/token/missing-scope", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
 			tok, err := stack.MintToken(map[string]any{"sub": s.subject})
@@ -822,7 +822,7 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		// Envelopes.
 		{class: "envelope/forged-caller", run: inv(func(t *testing.T, s *advSuite, callID string) ([]byte, []string) {
 			env := advEnvelope(callID, `{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)
-			env["caller"] = map[string]any{"subject": "mallory", "authMethod": "jwt", "scopes": []string{localtest.DemoScope}, "userAgent": s.secret}
+			env["caller"] = map[string]any{"subject": "mallory", "authMethod": "jwt", "scopes": []string{demoScope}, "userAgent": s.secret}
 			return mustJSON(env), nil
 		}), want: reason(calltoken.ReasonMissing), rowCode: "UNAUTHORIZED", check: func(t *testing.T, _ *advSuite, _ advAnswer, rows []advRow) {
 			if len(rows) != 1 || rows[0].CallerSubject != "" || rows[0].UnverifiedCaller != "mallory" {
@@ -861,7 +861,7 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		{class: "envelope/token-alg-none", run: inv(signedEnv(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`, func(t *testing.T, s *advSuite, callID string) string {
 			c := jwt.MapClaims{"iss": calltoken.SignerGateway, "aud": "BroadcastDeleteFunction", "cid": callID, "tool": "broadcast_delete",
 				"args": calltoken.ArgsDigest([]byte(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`)), "exp": time.Now().Add(time.Minute).Unix(),
-				"caller": map[string]any{"subject": "mallory", "authMethod": "jwt", "scopes": []string{localtest.DemoScope}}}
+				"caller": map[string]any{"subject": "mallory", "authMethod": "jwt", "scopes": []string{demoScope}}}
 			tok := jwt.NewWithClaims(jwt.SigningMethodNone, c)
 			tok.Header["typ"] = calltoken.TokenType
 			str, _ := tok.SignedString(jwt.UnsafeAllowNoneSignatureType)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
-	"github.com/mcpfn/mcpfn/localtest"
 )
 
 // connectAgentCore opens an MCP session to the stack's AgentCore Gateway
@@ -67,7 +66,7 @@ func errorBody(t *testing.T, res *mcp.CallToolResult) acErrorBody {
 // and the delete function is never invoked.
 func TestAgentCoreFrontCallsCarryTheVerifiedCaller(t *testing.T) {
 	writer := unique("ac-writer")
-	ac := connectAgentCore(t, writer, localtest.DemoScope)
+	ac := connectAgentCore(t, writer, demoScope)
 	list, err := ac.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +109,7 @@ func TestAgentCoreFrontCallsCarryTheVerifiedCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := errorBody(t, res); b.Error != "FORBIDDEN" || !strings.Contains(string(b.Details), localtest.DemoScope) {
+	if b := errorBody(t, res); b.Error != "FORBIDDEN" || !strings.Contains(string(b.Details), demoScope) {
 		t.Fatalf("delete without the scope answered %+v", b)
 	}
 	if n := stack.Invocations("BroadcastDeleteFunction") - before; n != 0 {
@@ -145,7 +144,7 @@ func TestAgentCoreForgedTokenThroughTheInvokeAPI(t *testing.T) {
 	forger.Add("broadcast_delete", "BroadcastDeleteFunction", ring, nil)
 	args := []byte(`{"id":"` + id + `"}`)
 	forged, err := forger.Sign(calltoken.Call{Tool: "broadcast_delete", CallID: unique("forged"), Args: args, Expires: time.Now().Add(time.Minute),
-		Caller: &calltoken.Identity{Subject: "mallory", AuthMethod: "jwt", Scopes: []string{localtest.DemoScope}}})
+		Caller: &calltoken.Identity{Subject: "mallory", AuthMethod: "jwt", Scopes: []string{demoScope}}})
 	if err != nil {
 		t.Fatal(err)
 	}

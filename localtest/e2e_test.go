@@ -37,6 +37,10 @@ import (
 // their audit rows cannot mix.
 var stack *localtest.Stack
 
+// demoScope is the scope the demo's broadcast_delete requires: the stack
+// under test serves this repository, whose project is the demo.
+const demoScope = "broadcasts:write"
+
 // Fixture functions: Faulty serves the faulty tool through the gateway;
 // FaultySingle is the same code with a concurrency limit of 1, called only
 // on the Invoke API to provoke a 429.
@@ -136,7 +140,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // connect opens an MCP session as subject (scope broadcasts:write).
 func connect(t *testing.T, subject string) *mcp.ClientSession {
 	t.Helper()
-	token, err := stack.MintToken(map[string]any{"sub": subject, "scope": localtest.DemoScope})
+	token, err := stack.MintToken(map[string]any{"sub": subject, "scope": demoScope})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,7 +165,7 @@ func TestTwoCallersSeeDifferentTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	demo, err := keys.MintToken(localtest.DemoSubject, []string{localtest.DemoScope})
+	demo, err := keys.MintToken(localtest.DemoSubject, []string{demoScope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestReplayedEnvelopeDoesNotDeleteTwice(t *testing.T) {
 	}
 	callID := unique("replayed")
 	captured, err := keys.SignEnvelope([]byte(`{"mcpfn":"1","callId":"`+callID+`","params":{"name":"broadcast_delete","arguments":{"id":"`+id+`"}}}`),
-		&calltoken.Identity{Subject: "alice", AuthMethod: "jwt", Scopes: []string{localtest.DemoScope}}, time.Minute)
+		&calltoken.Identity{Subject: "alice", AuthMethod: "jwt", Scopes: []string{demoScope}}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

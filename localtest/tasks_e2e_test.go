@@ -91,7 +91,7 @@ type rpcClient struct {
 
 func newRPCClient(t *testing.T, subject string) *rpcClient {
 	t.Helper()
-	token, err := stack.MintToken(map[string]any{"sub": subject, "scope": localtest.DemoScope})
+	token, err := stack.MintToken(map[string]any{"sub": subject, "scope": demoScope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,7 @@ func TestDestructiveTaskThatCrashesRunsOnceAndFails(t *testing.T) {
 // token, through the JWT gateway, delivers the handler's progress to the
 // go-sdk client's ProgressNotificationHandler before the result.
 func TestProgressReachesTheGoSDKClient(t *testing.T) {
-	token, err := stack.MintToken(map[string]any{"sub": unique("progress"), "scope": localtest.DemoScope})
+	token, err := stack.MintToken(map[string]any{"sub": unique("progress"), "scope": demoScope})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/conformance"
 )
 
@@ -88,7 +87,7 @@ func (h taskNameHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // its result fetched by a go-sdk client connection through the JWT
 // gateway.
 func TestTaskThroughTheGoSDKTransport(t *testing.T) {
-	token, err := stack.MintToken(map[string]any{"sub": unique("gosdk-task"), "scope": localtest.DemoScope})
+	token, err := stack.MintToken(map[string]any{"sub": unique("gosdk-task"), "scope": demoScope})
 	if err != nil {
 		t.Fatal(err)
 	}

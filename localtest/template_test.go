@@ -1,10 +1,12 @@
 package localtest
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
@@ -32,7 +34,8 @@ func TestTemplateFunctions(t *testing.T) {
 	for tool, fn := range tools {
 		toolOf[fn] = tool
 	}
-	specs, err := n.templateFunctions(toolOf)
+	cat := repoCatalog(t)
+	specs, err := n.templateFunctions(toolOf, cat, "mcpfn-tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +48,7 @@ func TestTemplateFunctions(t *testing.T) {
 		if s.Package != "./functions/"+s.Tool || s.Name != s.LogicalID {
 			t.Errorf("%+v: want package ./functions/<tool>, named by logical ID", s)
 		}
-		if s.Env["MCPFN_AUDIT_TABLE"] != "AuditTable" || s.Env["MCPFN_BROADCASTS_TABLE"] != "BroadcastsTable" || s.Env["MCPFN_AUDIT_RETENTION_DAYS"] != "90" {
+		if s.Env["MCPFN_AUDIT_TABLE"] != "AuditTable" || s.Env["BROADCASTS_TABLE"] != "BroadcastsTable" || s.Env["MCPFN_AUDIT_RETENTION_DAYS"] != "90" {
 			t.Errorf("%s environment %v", s.Name, s.Env)
 		}
 		if s.Env["AWS_LAMBDA_LOG_FORMAT"] != "JSON" {
@@ -141,13 +144,27 @@ func TestAgentCoreWiringFromTemplate(t *testing.T) {
 			t.Errorf("target %s → %q, want %s", k, got[k], v)
 		}
 	}
-	specs, err := newLocalNames(tmpl, false).templateFunctions(map[string]string{})
+	specs, err := newLocalNames(tmpl, false).templateFunctions(map[string]string{}, repoCatalog(t), "/x/mcpfn-tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, sp := range specs {
-		if sp.Name == "AgentCoreInterceptorFunction" && sp.Package != "./functions/agentcore_interceptor" {
-			t.Errorf("interceptor package %s, want the Makefile's ./functions/agentcore_interceptor", sp.Package)
+		if sp.Name == "AgentCoreInterceptorFunction" && (sp.Package != interceptorPackage || sp.Env[catalog.EnvPath] != "/x/mcpfn-tools.json") {
+			t.Errorf("interceptor package %s with catalog %q, want mcpfn's own %s with the project's catalog", sp.Package, sp.Env[catalog.EnvPath], interceptorPackage)
 		}
 	}
+}
+
+// repoCatalog is this repository's catalog (the demo's mcpfn-tools.json).
+func repoCatalog(t *testing.T) *catalog.File {
+	t.Helper()
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load(filepath.Join(filepath.Dir(tmpl.Path), catalog.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
 }

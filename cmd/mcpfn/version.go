@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Release is this mcpfn's version (CHANGELOG.md). A module that requires
@@ -27,8 +29,8 @@ func mcpfnModule() (version, replaceDir string) {
 		if m.Path != modulePath {
 			continue
 		}
-		if m.Replace != nil && m.Replace.Version == "" {
-			return m.Version, m.Replace.Path
+		if r := m.Replace; r != nil && (filepath.IsAbs(r.Path) || strings.HasPrefix(r.Path, ".")) {
+			return m.Version, r.Path // a directory replace: a checkout
 		}
 		return m.Version, ""
 	}
