@@ -16,7 +16,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/xray v1.36.25
 	github.com/aws/aws-xray-sdk-go v1.8.5
 	github.com/aws/smithy-go v1.28.9
-	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/cedar-policy/cedar-go v1.9.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/golang-jwt/jwt/v5 v5.3.1
@@ -62,7 +61,6 @@ require (
 	github.com/jessevdk/go-flags v1.5.0 // indirect
 	github.com/jmespath/go-jmespath v0.4.0 // indirect
 	github.com/klauspost/compress v1.17.6 // indirect
-	github.com/onsi/gomega v1.33.0 // indirect
 	github.com/orcaman/concurrent-map v1.0.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
