@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"go.opentelemetry.io/contrib/propagators/aws/xray"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -48,8 +46,8 @@ type OTelConfig struct {
 // OTelEmitter exports spans over OTLP/HTTP with the OpenTelemetry SDK. A
 // span keeps the ids the audit row settled: the SDK's id generator is
 // handed them through the context (fixedIDs), and only ids of spans mcpfn
-// did not settle come from the X-Ray id generator, so every id the emitter
-// exports is also a valid X-Ray id. Spans are batched; [OTelEmitter.FlushSpans]
+// did not settle come from the X-Ray id generator (xrayIDs), so every id
+// the emitter exports is also a valid X-Ray id. Spans are batched; [OTelEmitter.FlushSpans]
 // exports them, and the auditor and the gateway call it before answering.
 type OTelEmitter struct {
 	tp     *sdktrace.TracerProvider
@@ -108,14 +106,14 @@ func NewOTelEmitter(ctx context.Context, cfg OTelConfig) (*OTelEmitter, error) {
 		// The sampling decision was the caller's (Row.Sampled) and has
 		// been applied: what reaches the emitter is recorded.
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		sdktrace.WithIDGenerator(fixedIDs{next: xray.NewIDGenerator()}),
+		sdktrace.WithIDGenerator(fixedIDs{next: xrayIDs{}}),
 	)
 	return &OTelEmitter{tp: tp, tracer: tp.Tracer("github.com/mcpfn/mcpfn/audit")}, nil
 }
 
 // EmitSpan records s: its trace id in W3C form, its span id as is, its
-// parent (when it has one) as a remote parent read with the X-Ray
-// propagator. A span whose ids are not X-Ray ids is dropped, as the X-Ray
+// parent (when it has one) as a remote parent read from the X-Ray header
+// naming it (spanContextFromXRay). A span whose ids are not X-Ray ids is dropped, as the X-Ray
 // daemon drops it.
 func (e *OTelEmitter) EmitSpan(s Span) {
 	tid := W3CTraceID(s.TraceID)
@@ -124,11 +122,11 @@ func (e *OTelEmitter) EmitSpan(s Span) {
 	}
 	ctx := context.Background()
 	if s.ParentID != "" {
-		carrier := propagation.MapCarrier{"X-Amzn-Trace-Id": "Root=" + s.TraceID + ";Parent=" + s.ParentID + ";Sampled=1"}
-		ctx = xray.Propagator{}.Extract(ctx, carrier)
-		if !trace.SpanContextFromContext(ctx).IsValid() {
+		parent, ok := spanContextFromXRay("Root=" + s.TraceID + ";Parent=" + s.ParentID + ";Sampled=1")
+		if !ok {
 			return
 		}
+		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
 	}
 	traceID, _ := trace.TraceIDFromHex(tid)
 	spanID, _ := trace.SpanIDFromHex(s.ID)
@@ -201,7 +199,7 @@ type ids struct {
 }
 
 // fixedIDs is the SDK's id generator: the ids in the context when the
-// emitter put them there, else the X-Ray generator's.
+// emitter put them there, else next's (xrayIDs).
 type fixedIDs struct{ next sdktrace.IDGenerator }
 
 func (g fixedIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/aws/aws-lambda-go/lambdaurl"
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -38,9 +37,8 @@ func (noAuth) authenticate(_ http.ResponseWriter, r *http.Request, next func(*ht
 }
 
 // iamAuth reads the principal that Lambda's Function URL (AuthType AWS_IAM)
-// or an API Gateway IAM authorizer verified. Only the event's request context
-// is trusted: it is written by AWS, whereas any header could be written by
-// the caller.
+// verified. Only the event's request context is trusted: it is written by
+// AWS, whereas any header could be written by the caller.
 type iamAuth struct {
 	scopes          []string
 	sessionSubjects bool // Config.IAMSessionSubjects
@@ -49,19 +47,16 @@ type iamAuth struct {
 // iamPrincipal is what the event's request context says of the signer.
 type iamPrincipal struct{ AccountID, CallerID, UserARN, UserID string }
 
-// principalOf reads the principal from the request context of the event
-// the request came in: a streaming Function URL's (lambdaurl) or a
-// buffered one's and API Gateway's (aws-lambda-go-api-proxy).
+// principalOf reads the principal from the request context of the
+// Function URL event the request came in (lambdaurl); a request that came
+// in any other way has none.
 func principalOf(ctx context.Context) (iamPrincipal, bool) {
-	if ev, ok := lambdaurl.RequestFromContext(ctx); ok {
-		if a := ev.RequestContext.Authorizer; a != nil && a.IAM != nil {
-			return iamPrincipal{a.IAM.AccountID, a.IAM.CallerID, a.IAM.UserARN, a.IAM.UserID}, true
-		}
+	ev, ok := lambdaurl.RequestFromContext(ctx)
+	if !ok {
 		return iamPrincipal{}, false
 	}
-	if rc, ok := core.GetAPIGatewayV2ContextFromContext(ctx); ok && rc.Authorizer != nil && rc.Authorizer.IAM != nil {
-		iam := rc.Authorizer.IAM
-		return iamPrincipal{iam.AccountID, iam.CallerID, iam.UserARN, iam.UserID}, true
+	if a := ev.RequestContext.Authorizer; a != nil && a.IAM != nil {
+		return iamPrincipal{a.IAM.AccountID, a.IAM.CallerID, a.IAM.UserARN, a.IAM.UserID}, true
 	}
 	return iamPrincipal{}, false
 }

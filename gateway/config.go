@@ -29,9 +29,9 @@ type AuthMode string
 
 const (
 	// AuthIAM trusts the IAM principal that a Function URL (AuthType
-	// AWS_IAM) or an HTTP API IAM authorizer verified and put in the event's
-	// request context. Outside Lambda no request carries one, so every
-	// request is refused: a header claiming a principal is never trusted.
+	// AWS_IAM) verified and put in the event's request context. Outside
+	// Lambda no request carries one, so every request is refused: a header
+	// claiming a principal is never trusted.
 	AuthIAM AuthMode = "iam"
 	// AuthJWT verifies a bearer JWT: signature against the issuer's JWKS,
 	// issuer, audience and expiry.

@@ -20,7 +20,7 @@
 // tool, malformed params) stays a JSON-RPC error.
 //
 // Use [ConfigFromEnv] and [New], then [StartLambda] on Lambda (a
-// RESPONSE_STREAM Function URL; [Gateway.LambdaHandler] buffers, for an HTTP
-// API) or [Gateway.ListenAndServe] locally. docs/gateway.md describes the
+// RESPONSE_STREAM Function URL, [Gateway.FunctionURLHandler]) or
+// [Gateway.ListenAndServe] locally. docs/gateway.md describes the
 // configuration and docs/decisions/0005–0007 the choices behind it.
 package gateway

@@ -13,26 +13,17 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdaurl"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
-
-// LambdaHandler returns the buffering Lambda handler for HTTP API and
-// BUFFERED Function URL (payload format 2.0) events. The event bridge is
-// aws-lambda-go-api-proxy: it builds the http.Request, keeps the
-// invocation's context (deadline, X-Ray header) and exposes the event's
-// request context, where an AWS_IAM Function URL puts the verified
-// principal. Progress notifications reach the client only with the end of
-// the call: prefer [Gateway.FunctionURLHandler].
-func (g *Gateway) LambdaHandler() func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(g).ProxyWithContext
-}
 
 // FunctionURLHandler returns the Lambda handler for a Function URL in
 // RESPONSE_STREAM mode (aws-lambda-go's lambdaurl): the response is
 // streamed as the gateway writes it, so an SSE answer's progress
 // notifications reach the client while the call runs (stream.go). The
 // event's request context, with an AWS_IAM Function URL's principal, is
-// read through lambdaurl.RequestFromContext.
+// read through lambdaurl.RequestFromContext. It is the gateway's only Lambda
+// entry point: behind anything else (an HTTP API), wrap the Gateway, an
+// http.Handler, in a bridge of your own, with JWT auth
+// (docs/decisions/0026).
 func (g *Gateway) FunctionURLHandler() func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 	return lambdaurl.Wrap(g)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 // functionURLEvent is a Function URL (payload 2.0) event for one MCP POST, as
 // Lambda delivers it; iam is the principal an AWS_IAM Function URL verified.
-func functionURLEvent(body string, iam *events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription, headers map[string]string) events.APIGatewayV2HTTPRequest {
+func functionURLEvent(body string, iam *events.LambdaFunctionURLRequestContextAuthorizerIAMDescription, headers map[string]string) *events.LambdaFunctionURLRequest {
 	h := map[string]string{
 		"content-type": "application/json",
 		"accept":       "application/json, text/event-stream",
@@ -27,19 +28,36 @@ func functionURLEvent(body string, iam *events.APIGatewayV2HTTPRequestContextAut
 	for k, v := range headers {
 		h[k] = v
 	}
-	ev := events.APIGatewayV2HTTPRequest{
+	ev := &events.LambdaFunctionURLRequest{
 		Version: "2.0", RawPath: "/mcp", Headers: h, Body: body,
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
+		RequestContext: events.LambdaFunctionURLRequestContext{
 			DomainName: "abc123.lambda-url.us-east-1.on.aws",
-			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+			HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{
 				Method: http.MethodPost, Path: "/mcp", SourceIP: "203.0.113.9", UserAgent: "test-agent",
 			},
 		},
 	}
 	if iam != nil {
-		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: iam}
+		ev.RequestContext.Authorizer = &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: iam}
 	}
 	return ev
+}
+
+// invokeURL is one invocation of the gateway's Lambda handler (a
+// RESPONSE_STREAM Function URL) with ev, read to the end of the stream. It
+// reports a failure with t.Error, so it may run in a goroutine of the test.
+func invokeURL(t *testing.T, ctx context.Context, g *Gateway, ev *events.LambdaFunctionURLRequest) (status int, body string) {
+	t.Helper()
+	resp, err := g.FunctionURLHandler()(ctx, ev)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Error(err)
+	}
+	return resp.StatusCode, string(b)
 }
 
 // lambdaContext is the context aws-lambda-go gives the gateway's own
@@ -54,8 +72,7 @@ func TestLambdaFunctionURLWithIAM(t *testing.T) {
 		c.IAMScopes = []string{"things:write"}
 		c.AllowedHosts = []string{"abc123.lambda-url.us-east-1.on.aws"}
 	})
-	handler := e.gw.LambdaHandler()
-	principal := &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+	principal := &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{
 		AccountID: "123456789012", CallerID: "AROAEXAMPLE:agent", UserID: "AROAEXAMPLE:agent",
 		UserARN: "arn:aws:sts::123456789012:assumed-role/agent/agent",
 	}
@@ -64,23 +81,20 @@ func TestLambdaFunctionURLWithIAM(t *testing.T) {
 	root := newTraceRoot()
 	ctx, cancel := lambdaContext("Root="+root+";Parent=1111111111111111;Sampled=1", 20*time.Second)
 	defer cancel()
-	resp, err := handler(ctx, functionURLEvent(call, principal, map[string]string{
+	status, body := invokeURL(t, ctx, e.gw, functionURLEvent(call, principal, map[string]string{
 		"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "thing_delete",
 		// A header naming someone else is not the principal.
 		"x-user": "alice",
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
 	}
 	var rpc struct {
 		ID     string             `json:"id"`
 		Result mcp.CallToolResult `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(resp.Body), &rpc); err != nil {
-		t.Fatalf("%v: %s", err, resp.Body)
+	if err := json.Unmarshal([]byte(body), &rpc); err != nil {
+		t.Fatalf("%v: %s", err, body)
 	}
 	f := factsFrom(t, &rpc.Result)
 	if f.Subject != "arn:aws:sts::123456789012:assumed-role/agent" || f.RoleSession != "agent" || f.AuthMethod != "iam" || f.Tenant != "123456789012" {
@@ -96,15 +110,12 @@ func TestLambdaFunctionURLWithIAM(t *testing.T) {
 	}
 
 	// No principal in the request context: refused, whatever the headers say.
-	resp, err = handler(ctx, functionURLEvent(call, nil, map[string]string{
+	status, _ = invokeURL(t, ctx, e.gw, functionURLEvent(call, nil, map[string]string{
 		"mcp-protocol-version": "2026-07-28", "x-user": "alice",
 		"x-amz-caller-arn": principal.UserARN,
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("no principal: status %d", resp.StatusCode)
+	if status != http.StatusUnauthorized {
+		t.Errorf("no principal: status %d", status)
 	}
 	// The same over plain HTTP (local): never trusted.
 	if r, body := e.post(t, call, http.Header{"X-User": {"alice"}}); r.StatusCode != http.StatusForbidden && r.StatusCode != http.StatusUnauthorized {
@@ -133,15 +144,12 @@ func TestGatewayDeadlineCapsTheCall(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flaky_get","arguments":{"entityId":"d"}}}`
-	resp, err := e.gw.LambdaHandler()(ctx, functionURLEvent(call, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := invokeURL(t, ctx, e.gw, functionURLEvent(call, nil, nil))
 	if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
 		t.Errorf("answered after %v, past the reserve", elapsed)
 	}
-	if !strings.Contains(resp.Body, `\"error\":\"TIMEOUT\"`) || !strings.Contains(resp.Body, `"isError":true`) {
-		t.Errorf("body %s", resp.Body)
+	if !strings.Contains(body, `\"error\":\"TIMEOUT\"`) || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("body %s", body)
 	}
 }
 
@@ -229,7 +237,7 @@ func TestServeLocallyAndShutDown(t *testing.T) {
 
 func TestIAMAssumedRoleSubjectIsTheRole(t *testing.T) {
 	aud, client, table := auditTable(t)
-	principal := &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+	principal := &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{
 		AccountID: "123456789012", CallerID: "AROAEXAMPLEID:mallory-chose-this", UserID: "AROAEXAMPLEID:mallory-chose-this",
 		UserARN: "arn:aws:sts::123456789012:assumed-role/agent/mallory-chose-this",
 	}
@@ -255,15 +263,12 @@ func TestIAMAssumedRoleSubjectIsTheRole(t *testing.T) {
 			e.api.mu.Unlock()
 			ctx, cancel := lambdaContext("", 20*time.Second)
 			defer cancel()
-			resp, err := e.gw.LambdaHandler()(ctx, functionURLEvent(call, principal, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, body := invokeURL(t, ctx, e.gw, functionURLEvent(call, principal, nil))
 			var rpc struct {
 				Result mcp.CallToolResult `json:"result"`
 			}
-			if err := json.Unmarshal([]byte(resp.Body), &rpc); err != nil {
-				t.Fatalf("%v: %s", err, resp.Body)
+			if err := json.Unmarshal([]byte(body), &rpc); err != nil {
+				t.Fatalf("%v: %s", err, body)
 			}
 			f := factsFrom(t, &rpc.Result)
 			if f.Subject != c.subject || f.ClientID != c.user || f.RoleSession != "mallory-chose-this" {

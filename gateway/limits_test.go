@@ -128,15 +128,11 @@ func TestProcessLimitWaitsThenRateLimits(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"mcpfn":"1","result":{"content":[{"type":"text","text":"ok"}]}}`))
 	}))
-	handler := e.gw.LambdaHandler()
 	call := func(tool string, timeout time.Duration) string {
 		ctx, cancel := lambdaContext("", timeout)
 		defer cancel()
-		resp, err := handler(ctx, functionURLEvent(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"entityId":"a"}}}`, nil, nil))
-		if err != nil {
-			t.Error(err)
-		}
-		return resp.Body
+		_, body := invokeURL(t, ctx, e.gw, functionURLEvent(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"entityId":"a"}}}`, nil, nil))
+		return body
 	}
 	first := make(chan string)
 	go func() { first <- call("flaky_get", 20*time.Second) }()

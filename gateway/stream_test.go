@@ -231,18 +231,9 @@ func TestPlainCallKeepsJSON(t *testing.T) {
 func functionURLRequest(tool, args, meta string, principal *events.LambdaFunctionURLRequestContextAuthorizerIAMDescription) *events.LambdaFunctionURLRequest {
 	body := `{"jsonrpc":"2.0","id":"u1","method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
 		`"_meta":{` + meta + `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"agent-x","version":"2"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-	return &events.LambdaFunctionURLRequest{
-		Version: "2.0", RawPath: "/mcp", Body: body,
-		Headers: map[string]string{
-			"content-type": "application/json", "accept": "application/json, text/event-stream",
-			"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": tool,
-		},
-		RequestContext: events.LambdaFunctionURLRequestContext{
-			DomainName: "abc123.lambda-url.us-east-1.on.aws",
-			HTTP:       events.LambdaFunctionURLRequestContextHTTPDescription{Method: http.MethodPost, Path: "/mcp", SourceIP: "203.0.113.9"},
-			Authorizer: &events.LambdaFunctionURLRequestContextAuthorizerDescription{IAM: principal},
-		},
-	}
+	return functionURLEvent(body, principal, map[string]string{
+		"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": tool,
+	})
 }
 
 // On Lambda the gateway streams through a RESPONSE_STREAM Function URL: the

@@ -16,8 +16,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
-// The AgentCore Gateway resources are types goformation does not know, so
-// these tests read them from the raw template.
+// The AgentCore Gateway resources, read from the raw template.
 const (
 	agentCoreCondition   = "DeployAgentCore"
 	agentCoreGatewayID   = "AgentCoreGateway"

@@ -7,9 +7,10 @@ import (
 )
 
 // TestCfnLint runs cfn-lint, which applies the SAM transform and checks the
-// result against the CloudFormation resource specifications — property
-// names and types that neither goformation nor these tests know. It is
-// skipped where cfn-lint is not installed.
+// result against the CloudFormation resource specifications — so it checks
+// the resources SAM generates, which @aws/cloudformation-validate and these
+// tests see only before the transform. It is skipped where cfn-lint is not
+// installed.
 func TestCfnLint(t *testing.T) {
 	lint, err := exec.LookPath("cfn-lint")
 	if err != nil {

@@ -10,11 +10,12 @@
 // (internal/gentemplate) writes from the catalog and the tool functions, and
 // the build produces what Lambda runs.
 //
-// The template is read twice: by github.com/awslabs/goformation/v7, which
-// types the resources (and rejects a resource type it does not know), and by
-// internal/samtemplate as plain values with intrinsics intact, because
-// goformation neither merges Globals nor keeps !Ref / !GetAtt, and IAM checks
-// need to see exactly which resource a statement names.
+// The template is read by internal/samtemplate as plain values with
+// intrinsics intact (IAM checks need to see exactly which resource a
+// statement names), and tables as the CreateTableInput the DynamoDB Local
+// tests create. Resource attributes and the properties of SAM functions,
+// which the validator below does not read, are checked against the names
+// CloudFormation and SAM define (samschema_test.go).
 //
 // @aws/cloudformation-validate (npm, offline) checks the template against the
 // CloudFormation resource schemas and cfn-lint's rules; every FATAL, ERROR or

@@ -1,7 +1,6 @@
 package templatetest
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/awslabs/goformation/v7"
-	"github.com/awslabs/goformation/v7/cloudformation"
-	"github.com/awslabs/goformation/v7/intrinsics"
-	"gopkg.in/yaml.v3"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
@@ -37,69 +35,26 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// keepIntrinsic renders an intrinsic as a string such as
-// `Fn::GetAtt(["BroadcastsTable","Arn"])` instead of resolving it:
-// goformation would otherwise replace a !Ref to a parameter with its default
-// (a number where a string is typed) and a !GetAtt with nothing.
-func keepIntrinsic(name string, input any, _ any) any {
-	b, _ := json.Marshal(input)
-	return name + "(" + string(b) + ")"
-}
-
-// typed parses template.yaml with goformation.
-func typed(t *testing.T) *cloudformation.Template {
+// tableInput is the table resource id of template.yaml as the
+// CreateTableInput that samtemplate builds from it (what the handler and
+// taskstore tests create in DynamoDB Local): keys, attributes, billing and
+// indexes as DynamoDB reads them.
+func tableInput(t *testing.T, id string) *dynamodb.CreateTableInput {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	in, err := raw(t).TableInput(id, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]intrinsics.IntrinsicHandler{}
-	for _, fn := range []string{"Ref", "Fn::GetAtt", "Fn::Sub", "Fn::If", "Fn::Join", "Fn::Select", "Fn::ImportValue"} {
-		overrides[fn] = keepIntrinsic
-	}
-	// goformation does not know every resource type the template uses;
-	// those are checked on the raw template (agentcore_test.go).
-	data = withoutResourceTypes(t, data, "AWS::BedrockAgentCore::")
-	tpl, err := goformation.ParseYAMLWithOptions(data, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: overrides})
-	if err != nil {
-		t.Fatalf("goformation cannot parse template.yaml: %v", err)
-	}
-	return tpl
+	return in
 }
 
-// withoutResourceTypes drops the resources whose type starts with prefix.
-func withoutResourceTypes(t *testing.T, data []byte, prefix string) []byte {
-	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		t.Fatalf("template.yaml is not YAML: %v", err)
+// keysOf spells a key schema as "name/HASH name/RANGE".
+func keysOf(ks []types.KeySchemaElement) string {
+	var keys []string
+	for _, k := range ks {
+		keys = append(keys, aws.ToString(k.AttributeName)+"/"+string(k.KeyType))
 	}
-	top := doc.Content[0]
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		if top.Content[i].Value != "Resources" {
-			continue
-		}
-		res := top.Content[i+1]
-		var kept []*yaml.Node
-		for j := 0; j+1 < len(res.Content); j += 2 {
-			body := res.Content[j+1]
-			drop := false
-			for k := 0; k+1 < len(body.Content); k += 2 {
-				if body.Content[k].Value == "Type" && strings.HasPrefix(body.Content[k+1].Value, prefix) {
-					drop = true
-				}
-			}
-			if !drop {
-				kept = append(kept, res.Content[j], body)
-			}
-		}
-		res.Content = kept
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return strings.Join(keys, " ")
 }
 
 // raw reads template.yaml with intrinsics intact.

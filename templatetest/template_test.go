@@ -9,22 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/gentemplate"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 const serverlessFunction = "AWS::Serverless::Function"
-
-func TestGoformationParsesTemplate(t *testing.T) {
-	tpl := typed(t)
-	if len(tpl.GetAllServerlessFunctionResources()) == 0 {
-		t.Fatal("no AWS::Serverless::Function resources")
-	}
-	if _, err := tpl.GetDynamoDBTableWithName("BroadcastsTable"); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestFunctionsResourcesAndBuildTargetsMatch: every function of
 // template.yaml is built by `make build-<LogicalId>` (what sam build runs)
@@ -274,31 +267,20 @@ func mustResource(t *testing.T, id string) samtemplate.Resource {
 // with the keys it pages by. (The handler tests create their table from
 // this definition, so the rest is exercised there.)
 func TestBroadcastsTableServesTheStore(t *testing.T) {
-	table, err := typed(t).GetDynamoDBTableWithName("BroadcastsTable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, ks := range table.KeySchema {
-		keys = append(keys, ks.AttributeName+"/"+ks.KeyType)
-	}
-	if fmt.Sprint(keys) != "[id/HASH]" {
-		t.Errorf("key schema %v, want [id/HASH]", keys)
+	table := tableInput(t, "BroadcastsTable")
+	if keys := keysOf(table.KeySchema); keys != "id/HASH" {
+		t.Errorf("key schema %s, want id/HASH", keys)
 	}
 	found := false
 	for _, g := range table.GlobalSecondaryIndexes {
-		if g.IndexName != handlers.ChannelIndex {
+		if aws.ToString(g.IndexName) != handlers.ChannelIndex {
 			continue
 		}
 		found = true
-		var gk []string
-		for _, ks := range g.KeySchema {
-			gk = append(gk, ks.AttributeName+"/"+ks.KeyType)
+		if keys := keysOf(g.KeySchema); keys != "channel/HASH createdAt/RANGE" {
+			t.Errorf("%s keys %s", handlers.ChannelIndex, keys)
 		}
-		if fmt.Sprint(gk) != "[channel/HASH createdAt/RANGE]" {
-			t.Errorf("%s keys %v", handlers.ChannelIndex, gk)
-		}
-		if g.Projection == nil || g.Projection.ProjectionType == nil || *g.Projection.ProjectionType != "ALL" {
+		if g.Projection == nil || g.Projection.ProjectionType != types.ProjectionTypeAll {
 			t.Errorf("%s must project ALL: list returns whole broadcasts from the index", handlers.ChannelIndex)
 		}
 	}

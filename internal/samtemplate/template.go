@@ -22,7 +22,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Template is a parsed SAM or CloudFormation template.
