@@ -5,9 +5,16 @@
 // uses, so what tools/list advertises and what the function validates are the
 // same value. [Start] serves the tool from a function's main:
 //
-//	func main() { adapter.Start(handlers.BroadcastGet(store)) }
+//	func main() { adapter.Start(handlers.Hello) }
 //
-// A tool author needs: [Start] or [New]; [Define] and [ToolDef]; the [Call]
+// or, for a tool declared with [Declare] whose handler needs a dependency,
+//
+//	func main() { adapter.Serve(handlers.NoteAdd, handlers.NotesFromEnv) }
+//
+// A tool author needs: [Start], [Serve] or [New]; [Define], [Declare] and
+// [ToolDef] (with what the tool's function needs on AWS: [TableAccess],
+// Timeout, MemoryMB — `mcpfn template` generates its resources from them);
+// the [Call]
 // a handler receives; [Error], [NewError] and the [Code] registry; [Hooks]
 // for cross-cutting concerns; the With… options; content results and
 // [RequireInput]. The wire format a gateway speaks to the function lives in
@@ -15,6 +22,11 @@
 //
 // One call, reading top to bottom, one file per step:
 //
+//   - tool.go, declare.go, needs.go: a tool's definition, declared once and
+//     bound per function, and what its function needs on AWS;
+//     declaration.go, describe.go: the definition as data ([Declaration]),
+//     printed by a function asked for it ([EnvDescribe]) — the source of the
+//     project's catalog and template;
 //   - start.go, function.go, options.go: the function, its options and limits;
 //   - invoke.go: [Function.Invoke], the Lambda entry point: decode, serve each
 //     call (a batch's concurrently), answer in the caller's format;

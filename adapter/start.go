@@ -15,7 +15,11 @@ import (
 // Start serves tool as this process's Lambda function and never returns.
 // It is all a function's main needs:
 //
-//	func main() { adapter.Start(handlers.BroadcastGet(store)) }
+//	func main() { adapter.Start(handlers.Hello) }
+//
+// or, for a tool declared with [Declare] whose handler needs a dependency,
+//
+//	func main() { adapter.Serve(handlers.NoteAdd, handlers.NotesFromEnv) }
 //
 // From the environment (template.yaml sets it): MCPFN_AUDIT_TABLE audits
 // every call, its final row written after the answer unless

@@ -18,10 +18,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/agentcore"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
-	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 )
 
@@ -67,7 +67,21 @@ func (iss *issuer) token(t *testing.T, key *rsa.PrivateKey, edit func(jwt.MapCla
 	return s
 }
 
-// function is the Lambda function of each demo tool in these tests.
+type idInput struct {
+	ID string `json:"id"`
+}
+
+// testCatalog is the interceptor's catalog in these tests: a read tool
+// anyone may call and a destructive one that needs broadcasts:write.
+func testCatalog() []*adapter.Tool {
+	h := func(context.Context, *adapter.Call, idInput) (idInput, error) { return idInput{}, nil }
+	return []*adapter.Tool{
+		adapter.MustDefine(adapter.ToolDef[idInput, idInput]{Name: "broadcast_get", ReadOnly: true, Handler: h}),
+		adapter.MustDefine(adapter.ToolDef[idInput, idInput]{Name: "broadcast_delete", Destructive: true, Scopes: []string{"broadcasts:write"}, Handler: h}),
+	}
+}
+
+// function is the Lambda function of each tool in these tests.
 func function(tool string) string { return "fn-" + strings.ReplaceAll(tool, "_", "-") }
 
 type env struct {
@@ -83,10 +97,10 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	signer := calltoken.NewSigner(calltoken.SignerInterceptor)
-	for _, tool := range handlers.Catalog() {
+	for _, tool := range testCatalog() {
 		signer.Add(tool.Name(), function(tool.Name()), lambdatest.Keyring(function(tool.Name())), nil)
 	}
-	i, err := agentcore.New(agentcore.Config{Tools: handlers.Catalog(), Signer: signer, JWT: jv,
+	i, err := agentcore.New(agentcore.Config{Tools: testCatalog(), Signer: signer, JWT: jv,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +334,7 @@ func TestUncheckableRequestsAreRefused(t *testing.T) {
 
 // A catalog tool without a key stops the cold start.
 func TestEveryToolNeedsAKey(t *testing.T) {
-	_, err := agentcore.New(agentcore.Config{Tools: handlers.Catalog(), Signer: calltoken.NewSigner(calltoken.SignerInterceptor),
+	_, err := agentcore.New(agentcore.Config{Tools: testCatalog(), Signer: calltoken.NewSigner(calltoken.SignerInterceptor),
 		JWT: verifierFunc(func(context.Context, string) (*calltoken.Identity, error) { return nil, nil })})
 	if err == nil || !strings.Contains(err.Error(), "broadcast_delete") {
 		t.Fatalf("err = %v", err)
