@@ -32,6 +32,25 @@ const (
 	maxAsyncPayload = 1 << 20
 )
 
+// SettlePath is the local-only operation of the Invoke API that answers 204
+// once the stack is settled ([Stack.Settle]): every invoke answered and every
+// function's work after its answer — its final audit rows — done. A test
+// driving `mcpfn local` from another process POSTs to it before reading the
+// audit table.
+const SettlePath = "/mcpfn-local/settle"
+
+func (rt router) settle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		lambdaError(w, http.StatusMethodNotAllowed, "InvalidRequestContentException", "User", "settle takes POST")
+		return
+	}
+	if err := rt.s.Settle(r.Context()); err != nil {
+		lambdaError(w, http.StatusServiceUnavailable, "ServiceException", "Service", "settle: "+err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // router is the Lambda Invoke API in front of the emulator pools. It speaks
 // the wire format the AWS SDK expects: error responses carry
 // X-Amzn-ErrorType and a JSON body with "Type" and "message", function
@@ -47,6 +66,10 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if id, ok := strings.CutPrefix(r.URL.Path, localStreamPrefix); ok {
 		rt.s.streams.receive(w, r, id)
+		return
+	}
+	if r.URL.Path == SettlePath {
+		rt.settle(w, r)
 		return
 	}
 	name, streaming, ok := invokePath(r.URL.Path)
