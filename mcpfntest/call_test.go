@@ -10,8 +10,6 @@ import (
 	"github.com/mcpfn/mcpfn/mcpfntest"
 )
 
-func TestMain(m *testing.M) { mcpfntest.Main(m) }
-
 // only returns the one row of res, failing unless there is exactly one.
 func only(t *testing.T, res *mcpfntest.Result) audit.Row {
 	t.Helper()
