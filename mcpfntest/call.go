@@ -127,19 +127,7 @@ func (f *Function) Call(t testing.TB, args any, opts ...Option) *Result {
 	if callID == "" {
 		callID = wire.NewCallID()
 	}
-	env := wire.Envelope{
-		Version:     wire.EnvelopeVersion,
-		Params:      wire.EnvelopeParams{Name: f.tool.Name(), Arguments: raw, Meta: o.meta},
-		SessionID:   o.session,
-		TraceHeader: o.trace,
-		MCP: wire.EnvelopeMCP{
-			Era: wire.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion,
-			ClientInfo: &wire.ClientInfo{Name: clientID, Version: "1"}, JSONRPCID: json.RawMessage("1"),
-		},
-	}
-	if o.progress {
-		env.Stream = &wire.StreamRequest{Progress: true}
-	}
+	env := o.envelope(f.tool.Name(), raw)
 	res := &Result{}
 	for round := 1; ; round++ {
 		if round > maxRounds {
@@ -172,16 +160,31 @@ func (f *Function) Call(t testing.TB, args any, opts ...Option) *Result {
 		if o.answer == nil {
 			t.Fatalf("mcpfntest: the tool asked for input (%d requests) and the call has no mcpfntest.Answer", len(next.InputRequests))
 		}
-		answers := map[string]any{}
-		for _, key := range slices.Sorted(maps.Keys(next.InputRequests)) {
-			answers[key] = o.answer(key, next.InputRequests[key])
-		}
-		b, err := json.Marshal(answers)
+		b, err := json.Marshal(next.answers(o.answer))
 		if err != nil {
 			t.Fatalf("mcpfntest: the answers do not marshal: %v", err)
 		}
 		env.Params.InputResponses, env.Params.RequestState = b, next.RequestState
 	}
+}
+
+// envelope is the call's first request as the gateway sends it, but for its
+// call id and token.
+func (o *callOptions) envelope(tool string, args json.RawMessage) wire.Envelope {
+	env := wire.Envelope{
+		Version:     wire.EnvelopeVersion,
+		Params:      wire.EnvelopeParams{Name: tool, Arguments: args, Meta: o.meta},
+		SessionID:   o.session,
+		TraceHeader: o.trace,
+		MCP: wire.EnvelopeMCP{
+			Era: wire.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion,
+			ClientInfo: &wire.ClientInfo{Name: clientID, Version: "1"}, JSONRPCID: json.RawMessage("1"),
+		},
+	}
+	if o.progress {
+		env.Stream = &wire.StreamRequest{Progress: true}
+	}
+	return env
 }
 
 // The caller the kit's calls name, as a gateway's verified token would.
@@ -272,6 +275,16 @@ func readStream(t testing.TB, body io.Reader, o *callOptions, res *Result) []byt
 type inputRequired struct {
 	InputRequests map[string]adapter.InputRequest
 	RequestState  string
+}
+
+// answers are the client's answers to the requests, by key; answer gets
+// them in key order.
+func (r *inputRequired) answers(answer func(key string, req adapter.InputRequest) any) map[string]any {
+	out := make(map[string]any, len(r.InputRequests))
+	for _, key := range slices.Sorted(maps.Keys(r.InputRequests)) {
+		out[key] = answer(key, r.InputRequests[key])
+	}
+	return out
 }
 
 // readRound reads one round's CallToolResult into res and returns what it

@@ -91,6 +91,7 @@ func Answer(answer func(key string, req adapter.InputRequest) any) Option {
 func Timeout(d time.Duration) Option { return func(o *callOptions) { o.timeout = d } }
 
 // Context sets the invocation's parent context (default
-// context.Background()): the call's context ends when ctx does, as it
-// would at the deadline.
+// context.Background()). When ctx ends, the call ends as at its deadline
+// (TIMEOUT): a test can end a call while it runs, from an [OnProgress] sink
+// for instance.
 func Context(ctx context.Context) Option { return func(o *callOptions) { o.ctx = ctx } }
