@@ -42,8 +42,8 @@ type Result struct {
 	// as the adapter hands them to its Recorder (before an auditor
 	// sanitises them: ArgsPreview is empty, Arguments are raw): a
 	// destructive tool's pending row, then the final row, for each round.
-	// The audit table keeps one row per call id, so the final row of a
-	// replay refused with CONFLICT is here but would not be stored.
+	// The audit table keeps one row per call id, so the rows of a replay
+	// refused with CONFLICT are here but would not be stored.
 	Rows []audit.Row
 	// Progress are the progress reports the call made, in order; only a
 	// call with [OnProgress] asks for them.

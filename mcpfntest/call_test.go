@@ -153,14 +153,16 @@ func TestTraceGivesTheRowsTheTraceAndParent(t *testing.T) {
 	const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 	nb := newNotebook()
 	nb.notes["n7"] = "old"
-	res := mcpfntest.Call(t, noteDelete.Bind(nb), map[string]any{"id": "n7"}, mcpfntest.Trace(header))
+	const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	res := mcpfntest.Call(t, noteDelete.Bind(nb), map[string]any{"id": "n7"}, mcpfntest.Trace(header),
+		mcpfntest.Meta(map[string]any{"traceparent": traceparent}))
 	mcpfntest.Output[deleteOut](t, res)
 	if len(res.Rows) != 2 {
 		t.Fatalf("%d rows", len(res.Rows))
 	}
 	for _, row := range res.Rows {
-		if row.TraceID != "1-5759e988-bd862e3fe1be46a994272793" || row.ParentSpanID != "53995c3f42cd8ad8" || row.Sampled != "1" {
-			t.Errorf("%s row: trace %s parent %s sampled %q", row.Status, row.TraceID, row.ParentSpanID, row.Sampled)
+		if row.TraceID != "1-5759e988-bd862e3fe1be46a994272793" || row.ParentSpanID != "53995c3f42cd8ad8" || row.Sampled != "1" || row.LinkedTraceparent != traceparent {
+			t.Errorf("%s row: trace %s parent %s sampled %q link %q", row.Status, row.TraceID, row.ParentSpanID, row.Sampled, row.LinkedTraceparent)
 		}
 	}
 	if res.Rows[0].SpanID != res.Rows[1].SpanID {

@@ -59,5 +59,8 @@ func Call(t testing.TB, tool *adapter.Tool, args any, opts ...Option) *Result {
 }
 
 // Rows returns every audit row the function's calls have handed to the
-// audit so far, in the order they were handed over (see [Result.Rows]).
+// audit so far, in the order they were handed over (see [Result.Rows]). A
+// handler that outlived its call and ended since has its late outcome
+// (LateOutcome, LateErrorCode, FinishedAt) on its final row here, as the
+// audit table adds it; the call's Result was returned before.
 func (f *Function) Rows() []audit.Row { return f.audit.all() }

@@ -62,8 +62,9 @@ func Session(id string) Option { return func(o *callOptions) { o.session = id } 
 // their trace and its Parent as their parent span.
 func Trace(header string) Option { return func(o *callOptions) { o.trace = header } }
 
-// Meta sets the call's _meta (for example a W3C "traceparent", which the
-// rows keep as a link, or the client's capabilities).
+// Meta sets the call's _meta: for example the client's capabilities, or a
+// W3C "traceparent", which is the rows' parent in a call without [Trace]
+// and a link (LinkedTraceparent) in one with it.
 func Meta(meta map[string]any) Option { return func(o *callOptions) { o.meta = meta } }
 
 // OnProgress asks for progress, as a client that sends a progress token
