@@ -3,6 +3,7 @@ package mcpfntest_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -178,6 +179,7 @@ type exampleT struct{ testing.TB }
 func (exampleT) Helper()                  {}
 func (exampleT) Name() string             { return "Example" }
 func (exampleT) Context() context.Context { return context.Background() }
+func (exampleT) Output() io.Writer        { return io.Discard }
 func (exampleT) Fatal(args ...any)        { panic(fmt.Sprint(args...)) }
 func (exampleT) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))

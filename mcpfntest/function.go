@@ -2,6 +2,7 @@ package mcpfntest
 
 import (
 	"crypto/rand"
+	"log/slog"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapter"
@@ -22,7 +23,8 @@ type Function struct {
 }
 
 // New serves tool for a test. opts are the adapter's own (hooks, limits,
-// credentials, …), given after the kit's call verifier and audit; to record
+// credentials, …), given after the kit's call verifier, audit and logger
+// (the test's log); to record
 // rows with a real adapter.Recorder as well, give [AuditTo], not
 // adapter.WithAuditor, which would take the rows away from the kit.
 func New(t testing.TB, tool *adapter.Tool, opts ...adapter.Option) *Function {
@@ -47,8 +49,14 @@ func New(t testing.TB, tool *adapter.Tool, opts ...adapter.Option) *Function {
 	signer := calltoken.NewSigner(calltoken.SignerGateway)
 	signer.Add(tool.Name(), name, ring, nil)
 	// The audit first, as adapter.Start gives it: its AfterToolCall runs
-	// last, so its rows carry every other hook set's dimensions.
-	all := append([]adapter.Option{adapter.WithCallVerifier(v), adapter.WithAuditor(recorder{})}, opts...)
+	// last, so its rows carry every other hook set's dimensions. What the
+	// function logs (a refused replay, a hook's swallowed failure) goes to
+	// the test's log.
+	all := append([]adapter.Option{
+		adapter.WithCallVerifier(v),
+		adapter.WithAuditor(recorder{}),
+		adapter.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))),
+	}, opts...)
 	return &Function{tool: tool, fn: adapter.New(tool, all...), signer: signer}
 }
 
