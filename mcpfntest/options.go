@@ -86,9 +86,10 @@ func Answer(answer func(key string, req adapter.InputRequest) any) Option {
 }
 
 // Timeout sets the time from the invocation's start to its deadline, the
-// function's timeout (default 10 s, as adapter.ToolDef's); the call's
-// context ends a reserve (adapter.WithReserve) before it. Inside a
-// testing/synctest bubble the deadline is on the bubble's clock.
+// function's timeout (default 10 s, as adapter.ToolDef's; 0 sets none,
+// which Lambda never does); the call's context ends a reserve
+// (adapter.WithReserve) before it. Inside a testing/synctest bubble the
+// deadline is on the bubble's clock.
 func Timeout(d time.Duration) Option { return func(o *callOptions) { o.timeout = d } }
 
 // Context sets the invocation's parent context (default
