@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/handlers"
-	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/mcpfntest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // TestAgentCoreRetryPostsOnce invokes broadcast_create as AgentCore Gateway
@@ -18,26 +21,32 @@ import (
 // closed.
 func TestAgentCoreRetryPostsOnce(t *testing.T) {
 	a := newApp(t)
-	invoke := func(tool, requestID string, args any) result {
+	// AgentCore Gateway invokes the function directly: the kit's gateway
+	// path is not this one, so the functions are the adapter's own.
+	fns := map[string]*adapter.Function{}
+	for _, tool := range handlers.Tools(a.store) {
+		fns[tool.Name()] = adapter.New(tool)
+	}
+	invoke := func(tool, requestID string, args any) *mcpfntest.Result {
 		t.Helper()
 		payload, err := json.Marshal(args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
-			RequestID: "lambda-" + requestID, // differs per attempt; the call id must not
-			Timeout:   10 * time.Second,
-			Custom: map[string]string{
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
+			AwsRequestID: "lambda-" + requestID, // differs per attempt; the call id must not
+			ClientContext: lambdacontext.ClientContext{Custom: map[string]string{
 				"bedrockAgentCoreToolName":       "broadcasts___" + tool,
 				"bedrockAgentCoreAwsRequestId":   requestID,
 				"bedrockAgentCoreMcpMessageId":   "1",
 				"bedrockAgentCoreGatewayId":      "gw-test",
 				"bedrockAgentCoreTargetId":       "target-test",
 				"bedrockAgentCoreMessageVersion": "1.0",
-			},
+			}},
 		})
-		defer cancel()
-		out, err := a.fns[tool].Invoke(ctx, payload)
+		out, err := fns[tool].Invoke(ctx, payload)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,24 +60,28 @@ func TestAgentCoreRetryPostsOnce(t *testing.T) {
 		if err := json.Unmarshal(out, &tr); err != nil {
 			t.Fatalf("%s: not a CallToolResult: %s", tool, out)
 		}
-		r := result{IsError: tr.IsError, Structured: tr.StructuredContent}
-		if tr.IsError && (len(tr.Content) != 1 || json.Unmarshal([]byte(tr.Content[0].Text), &r.Err) != nil) {
-			t.Fatalf("%s: error result without an error body: %s", tool, out)
+		r := &mcpfntest.Result{CallToolResult: out, IsError: tr.IsError, Structured: tr.StructuredContent}
+		if tr.IsError {
+			var body wire.ErrorBody
+			if len(tr.Content) != 1 || json.Unmarshal([]byte(tr.Content[0].Text), &body) != nil {
+				t.Fatalf("%s: error result without an error body: %s", tool, out)
+			}
+			r.Err = &adapter.Error{Code: adapter.Code(body.Error), Message: body.Message, Retryable: body.Retryable, Details: body.Details, Hint: body.Hint}
 		}
 		return r
 	}
 
 	args := map[string]any{"channel": "agents", "text": "posted through AgentCore"}
-	first := ok[handlers.CreateOutput](t, invoke(handlers.ToolCreate, "req-1", args))
-	retry := ok[handlers.CreateOutput](t, invoke(handlers.ToolCreate, "req-1", args))
+	first := mcpfntest.Output[handlers.CreateOutput](t, invoke(handlers.ToolCreate, "req-1", args))
+	retry := mcpfntest.Output[handlers.CreateOutput](t, invoke(handlers.ToolCreate, "req-1", args))
 	if retry != first {
 		t.Fatalf("AgentCore retry got %+v, first attempt %+v", retry, first)
 	}
-	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "agents"}))
+	page := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, map[string]any{"channel": "agents"}, anonymous))
 	if len(page.Items) != 1 {
 		t.Fatalf("%d broadcasts after a retried create", len(page.Items))
 	}
-	got := ok[handlers.Broadcast](t, invoke(handlers.ToolGet, "req-2", map[string]any{"id": first.ID}))
+	got := mcpfntest.Output[handlers.Broadcast](t, invoke(handlers.ToolGet, "req-2", map[string]any{"id": first.ID}))
 	if got.Text != "posted through AgentCore" {
 		t.Fatalf("get through AgentCore: %+v", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/mcpfntest"
 )
 
 // missingID is a well-formed id no test creates.
@@ -21,34 +22,35 @@ const missingID = "AAAAAAAAAAAAAAAAAAAAAAAAAA"
 func TestCreateGetListDelete(t *testing.T) {
 	a := newApp(t)
 
-	created := ok[handlers.CreateOutput](t, a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": "general", "text": "hello"}))
+	created := mcpfntest.Output[handlers.CreateOutput](t, a.call(t, handlers.ToolCreate, map[string]any{"channel": "general", "text": "hello"}, reader))
 	if len(created.ID) != 26 || created.CreatedAt == "" {
 		t.Fatalf("create returned %+v", created)
 	}
 
-	got := ok[handlers.Broadcast](t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": created.ID}))
+	got := mcpfntest.Output[handlers.Broadcast](t, a.call(t, handlers.ToolGet, map[string]any{"id": created.ID}, anonymous))
 	want := handlers.Broadcast{ID: created.ID, Channel: "general", Text: "hello", CreatedAt: created.CreatedAt}
 	if got != want {
 		t.Fatalf("get = %+v, want %+v", got, want)
 	}
 
-	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general"}))
+	page := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, map[string]any{"channel": "general"}, anonymous))
 	if len(page.Items) != 1 || page.Items[0] != want || page.NextCursor != "" {
 		t.Fatalf("list = %+v", page)
 	}
-	empty := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "elsewhere"}))
+	empty := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, map[string]any{"channel": "elsewhere"}, anonymous))
 	if len(empty.Items) != 0 || empty.NextCursor != "" {
 		t.Fatalf("list of an empty channel = %+v", empty)
 	}
 
-	deleted := ok[handlers.DeleteOutput](t, a.call(t, writer, handlers.ToolDelete, map[string]any{"id": created.ID}))
+	deleted := mcpfntest.Output[handlers.DeleteOutput](t, a.call(t, handlers.ToolDelete, map[string]any{"id": created.ID}, writer))
 	if deleted.Deleted != want {
 		t.Fatalf("delete returned %+v, want %+v", deleted.Deleted, want)
 	}
-	wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": created.ID}), adapter.CodeNotFound)
+	wantCode(t, a.call(t, handlers.ToolGet, map[string]any{"id": created.ID}, anonymous), adapter.CodeNotFound)
 
 	// Every call recorded the entity it touched.
-	for _, row := range a.rows.byCall(t) {
+	final, _ := a.rows(t)
+	for _, row := range final {
 		wantEntity := created.ID
 		if row.Tool == handlers.ToolList {
 			wantEntity = row.Dimensions[handlers.DimensionEntity] // the channel
@@ -64,8 +66,8 @@ func TestCreateGetListDelete(t *testing.T) {
 
 func TestMissingIsNotFound(t *testing.T) {
 	a := newApp(t)
-	wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": missingID}), adapter.CodeNotFound)
-	r := a.call(t, writer, handlers.ToolDelete, map[string]any{"id": missingID})
+	wantCode(t, a.call(t, handlers.ToolGet, map[string]any{"id": missingID}, anonymous), adapter.CodeNotFound)
+	r := a.call(t, handlers.ToolDelete, map[string]any{"id": missingID}, writer)
 	wantCode(t, r, adapter.CodeNotFound)
 	if r.Err.Retryable {
 		t.Error("NOT_FOUND marked retryable")
@@ -74,13 +76,13 @@ func TestMissingIsNotFound(t *testing.T) {
 
 func TestDeleteNeedsScope(t *testing.T) {
 	a := newApp(t)
-	created := ok[handlers.CreateOutput](t, a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": "general", "text": "keep me"}))
+	created := mcpfntest.Output[handlers.CreateOutput](t, a.call(t, handlers.ToolCreate, map[string]any{"channel": "general", "text": "keep me"}, reader))
 
-	wantCode(t, a.call(t, reader, handlers.ToolDelete, map[string]any{"id": created.ID}), adapter.CodeForbidden)
-	wantCode(t, a.call(t, nil, handlers.ToolDelete, map[string]any{"id": created.ID}), adapter.CodeUnauthorized)
+	wantCode(t, a.call(t, handlers.ToolDelete, map[string]any{"id": created.ID}, reader), adapter.CodeForbidden)
+	wantCode(t, a.call(t, handlers.ToolDelete, map[string]any{"id": created.ID}, anonymous), adapter.CodeUnauthorized)
 
 	// Refused calls changed nothing.
-	ok[handlers.Broadcast](t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": created.ID}))
+	mcpfntest.Output[handlers.Broadcast](t, a.call(t, handlers.ToolGet, map[string]any{"id": created.ID}, anonymous))
 }
 
 func TestInputLimitsAreInTheSchema(t *testing.T) {
@@ -96,30 +98,30 @@ func TestInputLimitsAreInTheSchema(t *testing.T) {
 		"channel not a str": {"channel": 7, "text": "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantCode(t, a.call(t, reader, handlers.ToolCreate, args), adapter.CodeValidation)
+			wantCode(t, a.call(t, handlers.ToolCreate, args, reader), adapter.CodeValidation)
 		})
 	}
-	wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": "../etc/passwd"}), adapter.CodeValidation)
-	wantCode(t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general", "limit": 0}), adapter.CodeValidation)
-	wantCode(t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general", "limit": 101}), adapter.CodeValidation)
+	wantCode(t, a.call(t, handlers.ToolGet, map[string]any{"id": "../etc/passwd"}, anonymous), adapter.CodeValidation)
+	wantCode(t, a.call(t, handlers.ToolList, map[string]any{"channel": "general", "limit": 0}, anonymous), adapter.CodeValidation)
+	wantCode(t, a.call(t, handlers.ToolList, map[string]any{"channel": "general", "limit": 101}, anonymous), adapter.CodeValidation)
 }
 
 func TestCreateRetryIsIdempotent(t *testing.T) {
 	a := newApp(t)
 	args := map[string]any{"channel": "general", "text": "once"}
-	first := ok[handlers.CreateOutput](t, a.callAs(t, "retried-call", reader, handlers.ToolCreate, args))
-	again := ok[handlers.CreateOutput](t, a.callAs(t, "retried-call", reader, handlers.ToolCreate, args))
+	first := mcpfntest.Output[handlers.CreateOutput](t, a.call(t, handlers.ToolCreate, args, reader, mcpfntest.CallID("retried-call")))
+	again := mcpfntest.Output[handlers.CreateOutput](t, a.call(t, handlers.ToolCreate, args, reader, mcpfntest.CallID("retried-call")))
 	if again != first {
 		t.Fatalf("retry returned %+v, first call %+v", again, first)
 	}
-	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "general"}))
+	page := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, map[string]any{"channel": "general"}, anonymous))
 	if len(page.Items) != 1 {
 		t.Fatalf("a retried create posted %d broadcasts", len(page.Items))
 	}
 	// The same call id with other arguments is not a retry.
-	wantCode(t, a.callAs(t, "retried-call", reader, handlers.ToolCreate, map[string]any{"channel": "general", "text": "twice"}), adapter.CodeConflict)
+	wantCode(t, a.call(t, handlers.ToolCreate, map[string]any{"channel": "general", "text": "twice"}, reader, mcpfntest.CallID("retried-call")), adapter.CodeConflict)
 	// A new call posts a new broadcast.
-	other := ok[handlers.CreateOutput](t, a.call(t, reader, handlers.ToolCreate, args))
+	other := mcpfntest.Output[handlers.CreateOutput](t, a.call(t, handlers.ToolCreate, args, reader))
 	if other.ID == first.ID {
 		t.Fatal("two calls got one id")
 	}
@@ -145,7 +147,7 @@ func TestListPaginates250(t *testing.T) {
 				if cursor != "" {
 					args["cursor"] = cursor
 				}
-				page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, args))
+				page := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, args, anonymous))
 				pages++
 				want := cmp.Or(limit, 25)
 				if len(page.Items) > want || (page.NextCursor != "" && len(page.Items) != want) {
@@ -205,7 +207,7 @@ func withField(t *testing.T, raw []byte, field, value string) string {
 func TestTamperedCursorIsValidationError(t *testing.T) {
 	a := newApp(t)
 	createMany(t, a, "busy", 3, 3)
-	page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "busy", "limit": 1}))
+	page := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, map[string]any{"channel": "busy", "limit": 1}, anonymous))
 	if page.NextCursor == "" {
 		t.Fatal("no cursor after a page of 1 of 3")
 	}
@@ -238,12 +240,12 @@ func TestTamperedCursorIsValidationError(t *testing.T) {
 			if name == "other channel" {
 				channel = "quiet"
 			}
-			r := a.call(t, nil, handlers.ToolList, map[string]any{"channel": channel, "cursor": cursor})
+			r := a.call(t, handlers.ToolList, map[string]any{"channel": channel, "cursor": cursor}, anonymous)
 			wantCode(t, r, adapter.CodeValidation)
 		})
 	}
 	// The untampered cursor still works.
-	next := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, map[string]any{"channel": "busy", "limit": 1, "cursor": page.NextCursor}))
+	next := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, map[string]any{"channel": "busy", "limit": 1, "cursor": page.NextCursor}, anonymous))
 	if len(next.Items) != 1 || next.Items[0].ID == page.Items[0].ID {
 		t.Fatalf("second page %+v", next)
 	}
@@ -265,18 +267,18 @@ func TestConcurrentStorm(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			if i%2 == 0 {
-				r := a.call(t, writer, handlers.ToolDelete, map[string]any{"id": ids[i]})
+				r := a.call(t, handlers.ToolDelete, map[string]any{"id": ids[i]}, writer)
 				if r.IsError {
-					errs <- fmt.Sprintf("delete %s: %s %s", ids[i], r.Err.Error, r.Err.Message)
+					errs <- fmt.Sprintf("delete %s: %s %s", ids[i], r.Code(), r.Err.Message)
 				}
 				return
 			}
-			r := a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": "storm", "text": fmt.Sprintf("wave %d", i)})
+			r := a.call(t, handlers.ToolCreate, map[string]any{"channel": "storm", "text": fmt.Sprintf("wave %d", i)}, reader)
 			if r.IsError {
-				errs <- fmt.Sprintf("create: %s %s", r.Err.Error, r.Err.Message)
+				errs <- fmt.Sprintf("create: %s %s", r.Code(), r.Err.Message)
 				return
 			}
-			out := ok[handlers.CreateOutput](t, r)
+			out := mcpfntest.Output[handlers.CreateOutput](t, r)
 			waveMu.Lock()
 			wave = append(wave, out.ID)
 			waveMu.Unlock()
@@ -307,7 +309,7 @@ func TestConcurrentStorm(t *testing.T) {
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
-		page := ok[handlers.ListOutput](t, a.call(t, nil, handlers.ToolList, args))
+		page := mcpfntest.Output[handlers.ListOutput](t, a.call(t, handlers.ToolList, args, anonymous))
 		for _, b := range page.Items {
 			got[b.ID] = true
 		}
@@ -325,13 +327,13 @@ func TestConcurrentStorm(t *testing.T) {
 	}
 	for i, id := range ids {
 		if i%2 == 0 {
-			wantCode(t, a.call(t, nil, handlers.ToolGet, map[string]any{"id": id}), adapter.CodeNotFound)
+			wantCode(t, a.call(t, handlers.ToolGet, map[string]any{"id": id}, anonymous), adapter.CodeNotFound)
 		}
 	}
 
 	// Audit: one final row per call, each naming its own entity; one
 	// write-ahead row per delete, for the same call and entity.
-	rows := a.rows.byCall(t)
+	rows, pending := a.rows(t)
 	deletes := map[string]string{} // call id → entity
 	for id, row := range rows {
 		if row.Tool == handlers.ToolGet {
@@ -347,9 +349,6 @@ func TestConcurrentStorm(t *testing.T) {
 			deletes[id] = row.Dimensions[handlers.DimensionEntity]
 		}
 	}
-	a.rows.mu.Lock()
-	pending := slices.Clone(a.rows.pending)
-	a.rows.mu.Unlock()
 	if len(pending) != len(deletes) || len(deletes) != n/2 {
 		t.Fatalf("%d pending rows, %d delete calls, want %d", len(pending), len(deletes), n/2)
 	}
@@ -395,12 +394,12 @@ func createMany(t *testing.T, a *app, channel string, n, workers int) []string {
 	for range workers {
 		wg.Go(func() {
 			for i := range work {
-				r := a.call(t, reader, handlers.ToolCreate, map[string]any{"channel": channel, "text": fmt.Sprintf("message %d", i)})
+				r := a.call(t, handlers.ToolCreate, map[string]any{"channel": channel, "text": fmt.Sprintf("message %d", i)}, reader)
 				if r.IsError {
-					t.Errorf("create %d: %s %s", i, r.Err.Error, r.Err.Message)
+					t.Errorf("create %d: %s %s", i, r.Code(), r.Err.Message)
 					continue
 				}
-				ids[i] = ok[handlers.CreateOutput](t, r).ID
+				ids[i] = mcpfntest.Output[handlers.CreateOutput](t, r).ID
 			}
 		})
 	}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/handlers"
-	"github.com/mcpfn/mcpfn/wire"
+	"github.com/mcpfn/mcpfn/mcpfntest"
 )
 
 // post creates n broadcasts in channel, oldest first, and returns their
@@ -18,7 +17,7 @@ import (
 func (a *app) post(t *testing.T, channel string, texts ...string) []string {
 	t.Helper()
 	for _, text := range texts {
-		ok[handlers.CreateOutput](t, a.call(t, nil, handlers.ToolCreate, map[string]any{"channel": channel, "text": text}))
+		mcpfntest.Output[handlers.CreateOutput](t, a.call(t, handlers.ToolCreate, map[string]any{"channel": channel, "text": text}, anonymous))
 	}
 	newest := slices.Clone(texts)
 	slices.Reverse(newest)
@@ -32,7 +31,7 @@ func TestDigestSummarisesTheWholeChannelPageByPage(t *testing.T) {
 		"lunch break", "deploy of the digest", "quiet evening")
 	a.post(t, "random", "deploy deploy deploy deploy") // another channel: not counted
 
-	got := ok[handlers.DigestOutput](t, a.call(t, nil, handlers.ToolDigest, map[string]any{"channel": "general", "pageSize": 3}))
+	got := mcpfntest.Output[handlers.DigestOutput](t, a.call(t, handlers.ToolDigest, map[string]any{"channel": "general", "pageSize": 3}, anonymous))
 	if got.Channel != "general" || got.Broadcasts != 7 || got.Pages != 3 {
 		t.Fatalf("digest of 7 broadcasts in pages of 3: %+v", got)
 	}
@@ -52,7 +51,7 @@ func TestDigestSummarisesTheWholeChannelPageByPage(t *testing.T) {
 
 func TestDigestOfAnEmptyChannelReadsOnePage(t *testing.T) {
 	a := newApp(t)
-	got := ok[handlers.DigestOutput](t, a.call(t, nil, handlers.ToolDigest, map[string]any{"channel": "empty"}))
+	got := mcpfntest.Output[handlers.DigestOutput](t, a.call(t, handlers.ToolDigest, map[string]any{"channel": "empty"}, anonymous))
 	if got.Broadcasts != 0 || got.Pages != 1 || got.Summary != "#empty has no broadcasts." || got.Latest == nil || got.TopWords == nil {
 		t.Fatalf("empty digest: %+v", got)
 	}
@@ -71,42 +70,20 @@ func TestDigestIsATaskOptionalReadOnlyTool(t *testing.T) {
 	t.Fatalf("%s is not in the catalog", handlers.ToolDigest)
 }
 
-// streamed invokes tool asking for a streamed answer, as the gateway does
-// for a client that sent a progress token, and hands each frame to onFrame
-// as it arrives; it returns the final payload's result.
-func (a *app) streamed(t *testing.T, ctx context.Context, tool string, args any, onFrame func(wire.Frame)) result {
-	t.Helper()
-	r := a.function(t, tool).InvokeStream(ctx, envelope(t, nextCallID(t), nil, tool, args, &wire.StreamRequest{Progress: true}))
-	frames := wire.NewStreamReader(r)
-	for {
-		f, final, err := frames.Next()
-		switch {
-		case err == io.EOF:
-			t.Fatal("the stream ended without a final payload")
-		case err != nil:
-			t.Fatal(err)
-		case final != nil:
-			return decodeResult(t, tool, final)
-		}
-		onFrame(*f)
-	}
-}
-
 func TestDigestReportsProgressPerPageBeforeItsResult(t *testing.T) {
 	a := newApp(t)
 	a.post(t, "general", "one", "two", "three", "four", "five")
 
 	var pages []float64
 	var messages []string
-	res := a.streamed(t, t.Context(), handlers.ToolDigest, map[string]any{"channel": "general", "pageSize": 2}, func(f wire.Frame) {
-		if f.Kind != "progress" || f.Progress == nil || f.Total != nil {
-			t.Errorf("frame %+v, want progress with an unknown total", f)
-			return
+	res := a.call(t, handlers.ToolDigest, map[string]any{"channel": "general", "pageSize": 2}, anonymous, mcpfntest.OnProgress(func(p mcpfntest.Progress) {
+		if p.Total != 0 {
+			t.Errorf("progress %+v, want an unknown total", p)
 		}
-		pages = append(pages, *f.Progress)
-		messages = append(messages, f.Message)
-	})
-	got := ok[handlers.DigestOutput](t, res)
+		pages = append(pages, p.Progress)
+		messages = append(messages, p.Message)
+	}))
+	got := mcpfntest.Output[handlers.DigestOutput](t, res)
 	if got.Pages != 3 || !slices.Equal(pages, []float64{1, 2, 3}) {
 		t.Fatalf("progress %v for a digest of %d pages, want one report per page", pages, got.Pages)
 	}
@@ -123,11 +100,11 @@ func TestDigestStopsBetweenPagesWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var frames int
-	res := a.streamed(t, ctx, handlers.ToolDigest, map[string]any{"channel": "general", "pageSize": 1}, func(wire.Frame) {
+	res := a.call(t, handlers.ToolDigest, map[string]any{"channel": "general", "pageSize": 1}, anonymous, mcpfntest.Context(ctx), mcpfntest.OnProgress(func(mcpfntest.Progress) {
 		frames++
 		cancel() // after the first page, during the pause
-	})
-	if !res.IsError || res.Err.Error == "" {
+	}))
+	if !res.IsError || res.Code() == "" {
 		t.Fatalf("a cancelled digest answered %+v, want an error result", res)
 	}
 	if frames != 1 {
@@ -138,7 +115,7 @@ func TestDigestStopsBetweenPagesWhenCancelled(t *testing.T) {
 func TestDigestRefusesAPageDelayThatIsNotADuration(t *testing.T) {
 	t.Setenv(handlers.DigestPageDelayEnv, "soon")
 	a := newApp(t)
-	wantCode(t, a.call(t, nil, handlers.ToolDigest, map[string]any{"channel": "general"}), adapter.CodeInternal)
+	wantCode(t, a.call(t, handlers.ToolDigest, map[string]any{"channel": "general"}, anonymous), adapter.CodeInternal)
 }
 
 // The digest's summary must stay a summary: never more than five texts
@@ -150,7 +127,7 @@ func TestDigestQuotesAtMostFiveTexts(t *testing.T) {
 		texts = append(texts, fmt.Sprintf("broadcast number %d", i))
 	}
 	a.post(t, "busy", texts...)
-	got := ok[handlers.DigestOutput](t, a.call(t, nil, handlers.ToolDigest, map[string]any{"channel": "busy", "pageSize": 5}))
+	got := mcpfntest.Output[handlers.DigestOutput](t, a.call(t, handlers.ToolDigest, map[string]any{"channel": "busy", "pageSize": 5}, anonymous))
 	if got.Broadcasts != 12 || got.Pages != 3 || len(got.Latest) != 5 {
 		t.Fatalf("%+v", got)
 	}
