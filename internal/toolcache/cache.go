@@ -122,7 +122,11 @@ func (c *Cache) ensure(ctx context.Context, t tool) (string, error) {
 	c.printf("installing %s into %s (first run only)", t.name, final)
 	began := time.Now()
 	tmp, err := os.MkdirTemp(parent, ".tmp-"+t.key+"-")
+	if err == nil {
+		err = os.Chmod(tmp, 0o755) // MkdirTemp's 0700 would stay after the rename
+	}
 	if err != nil {
+		_ = os.RemoveAll(tmp)
 		return "", fmt.Errorf("toolcache: %w", err)
 	}
 	p, err := c.fill(ctx, t, tmp, final)
