@@ -81,7 +81,9 @@ func npmInstall(ctx context.Context, dir string) error {
 			return fmt.Errorf("toolcache: %w", err)
 		}
 	}
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts",
+	// --prefix: a prefix in the user's npm settings must not move the
+	// install out of dir.
+	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts",
 		"--engine-strict=false", "--loglevel=error")
 	cmd.Dir = dir
 	var out bytes.Buffer
