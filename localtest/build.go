@@ -12,10 +12,6 @@ import (
 	"syscall"
 )
 
-// riePackage is the emulator, a Go tool dependency of the module (go.mod's
-// tool directive), so its version is pinned with the rest of the code.
-const riePackage = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
-
 // buildJob is one `go build` of a main package to an output path.
 type buildJob struct {
 	pkg, out string

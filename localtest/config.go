@@ -62,7 +62,8 @@ type Config struct {
 	// Dir holds the stack's files: bin/ (host builds), logs/<function>.log
 	// and xray.jsonl. Default ".local" (relative to the working directory).
 	Dir string
-	// BinDir is where functions and the emulator are built. Default Dir/bin.
+	// BinDir is where functions are built. Default Dir/bin. (The emulator
+	// is in the per-user cache, internal/toolcache.)
 	// Keeping it stable across runs lets `go build` skip up-to-date binaries.
 	BinDir string
 

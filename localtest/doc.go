@@ -25,7 +25,9 @@
 //
 // Functions and the gateway get their environment from template.yaml, with
 // references to tables and functions resolved to local names, so the local
-// wiring is the deployed wiring. docs/local.md is the user guide and
+// wiring is the deployed wiring. The emulator and DynamoDB Local come from
+// the per-user cache, installed there on a first run (internal/toolcache),
+// so the stack works the same from any module that depends on mcpfn. docs/local.md is the user guide and
 // docs/decisions/0011-local-stack-shape.md records why the stack is shaped
 // this way.
 //

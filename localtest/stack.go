@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -34,6 +35,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/otlpstandin"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
+	"github.com/mcpfn/mcpfn/internal/toolcache"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
@@ -121,6 +123,8 @@ type Stack struct {
 // MCP. On error everything already started is stopped again.
 func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	cfg.defaults()
+	// Progress comes from the builds' goroutine and the installs too.
+	cfg.Stdout = &lockedWriter{w: cfg.Stdout}
 	s := &Stack{cfg: cfg, started: time.Now(), functions: map[string]*function{}}
 	s.async = newAsyncRuns(s)
 	defer func() {
@@ -267,10 +271,17 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.auditTable = globalEnv[audit.EnvTable]
 
+	// What the stack runs besides Go code comes from the per-user cache,
+	// installed there on a first run (internal/toolcache), never built
+	// through the current module's go.mod.
+	tools, err := toolcache.Default(cfg.Stdout)
+	if err != nil {
+		return nil, err
+	}
+
 	// Build while DynamoDB Local's JVM starts: both take seconds and
 	// neither needs the other.
-	s.rieBin = filepath.Join(binDir, "aws-lambda-rie")
-	jobs := []buildJob{{pkg: riePackage, out: s.rieBin}}
+	var jobs []buildJob
 	for i := range specs {
 		sp := &specs[i]
 		if sp.Name == "" || sp.Package == "" {
@@ -290,11 +301,29 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: withTracingFlavour(sp.BuildTags), stripped: sp.Stripped})
 	}
 	buildDone := make(chan error, 1)
-	buildStart := time.Now()
-	go func() { buildDone <- buildAll(ctx, s.root, binDir, jobs) }()
+	buildCtx, cancelBuild := context.WithCancel(ctx)
+	defer cancelBuild()
+	go func() {
+		ctx := buildCtx
+		rie, err := tools.Emulator(ctx)
+		if err != nil {
+			buildDone <- err
+			return
+		}
+		s.rieBin = rie
+		s.logf("building %d functions into %s", len(jobs), binDir)
+		buildStart := time.Now()
+		if err := buildAll(ctx, s.root, binDir, jobs); err != nil {
+			buildDone <- err
+			return
+		}
+		s.logf("built %d functions (%v)", len(jobs), time.Since(buildStart).Round(time.Millisecond))
+		buildDone <- nil
+	}()
 
 	ddbStart := time.Now()
-	if err := s.startDynamoDB(ctx); err != nil {
+	if err := s.startDynamoDB(ctx, tools); err != nil {
+		cancelBuild()
 		<-buildDone
 		return nil, err
 	}
@@ -302,7 +331,6 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err := <-buildDone; err != nil {
 		return nil, err
 	}
-	s.logf("built %d functions and the emulator (%v)", len(specs), time.Since(buildStart).Round(time.Millisecond))
 	if cfg.Functions == nil {
 		// What runs is what deploys: the functions just built declare
 		// the tools the catalog and the template were generated from.
@@ -387,6 +415,19 @@ func (s *Stack) logf(format string, args ...any) {
 	fmt.Fprintf(s.cfg.Stdout, "mcpfn-local: "+format+"\n", args...)
 }
 
+// lockedWriter keeps concurrent progress lines whole and lets a caller's
+// writer be one that is not safe for concurrent use.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
 func sortedValues(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for _, k := range sortedKeys(m) {
@@ -395,9 +436,9 @@ func sortedValues(m map[string]string) []string {
 	return out
 }
 
-// startDynamoDB starts DynamoDB Local (or adopts the given endpoint) and
-// creates the template's tables.
-func (s *Stack) startDynamoDB(ctx context.Context) error {
+// startDynamoDB starts DynamoDB Local from the cache (or adopts the given
+// endpoint) and creates the template's tables.
+func (s *Stack) startDynamoDB(ctx context.Context, tools *toolcache.Cache) error {
 	if ep := strings.TrimRight(s.cfg.DynamoDBEndpoint, "/"); ep != "" {
 		s.ddbURL = ep
 	} else {
@@ -412,7 +453,12 @@ func (s *Stack) startDynamoDB(ctx context.Context) error {
 		if s.ddbLog, err = os.OpenFile(s.LogPath("DynamoDBLocal"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644); err != nil {
 			return fmt.Errorf("localtest: %w", err)
 		}
-		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port, Stdout: s.ddbLog})
+		jarDir, err := tools.DynamoDBLocal(ctx)
+		if err != nil {
+			return fmt.Errorf("%w\n(%s uses a running DynamoDB instead)", err, EnvDynamoDBEndpoint)
+		}
+		s.logf("starting DynamoDB Local")
+		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port, JarDir: jarDir, Stdout: s.ddbLog})
 		if err != nil {
 			return fmt.Errorf("%w\n(%s moves DynamoDB Local; %s uses a running DynamoDB instead)", err, EnvDynamoDBAddr, EnvDynamoDBEndpoint)
 		}

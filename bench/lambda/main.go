@@ -202,6 +202,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		PoolSize:       1,
 		Functions:      []localtest.FunctionSpec{}, // the bench functions only
 		ExtraFunctions: specs,
+		// The stack's steps, and a first run's installs into the cache.
+		Stdout: o.Progress,
 	})
 	if err != nil {
 		return err

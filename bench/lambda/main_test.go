@@ -19,7 +19,7 @@ func TestBenchLambdaTiny(t *testing.T) {
 		ColdSamples: 2, WarmCalls: 10, Block: 5,
 		Dir: t.TempDir(),
 		// Shared with localtest's tests, so that go build finds the
-		// emulator up to date.
+		// functions up to date.
 		BinDir: filepath.Join("..", "..", ".local", "testbin"),
 	}, &out)
 	if err != nil {

