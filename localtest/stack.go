@@ -412,7 +412,7 @@ func (s *Stack) logRouter(args ...any) {
 }
 
 func (s *Stack) logf(format string, args ...any) {
-	fmt.Fprintf(s.cfg.Stdout, "mcpfn-local: "+format+"\n", args...)
+	fmt.Fprintf(s.cfg.Stdout, "mcpfn local: "+format+"\n", args...)
 }
 
 // lockedWriter keeps concurrent progress lines whole and lets a caller's
