@@ -8,8 +8,8 @@ import (
 
 // TestCfnLint runs cfn-lint, which applies the SAM transform and checks the
 // result against the CloudFormation resource specifications — property
-// names and types that neither goformation nor these tests know. It is
-// skipped where cfn-lint is not installed.
+// names and types these tests do not know. It is skipped where cfn-lint is
+// not installed.
 func TestCfnLint(t *testing.T) {
 	lint, err := exec.LookPath("cfn-lint")
 	if err != nil {

@@ -1,22 +1,31 @@
 package templatetest
 
 import (
-	"encoding/json"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/awslabs/goformation/v7"
-	"github.com/awslabs/goformation/v7/cloudformation"
-	"github.com/awslabs/goformation/v7/intrinsics"
-	"gopkg.in/yaml.v3"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
+
+// TestMain removes the mcpfn command the tests build (mcpfnCommand).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // repoRoot is the directory holding go.mod: the tests run in templatetest/.
 func repoRoot(t *testing.T) string {
@@ -37,69 +46,26 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// keepIntrinsic renders an intrinsic as a string such as
-// `Fn::GetAtt(["BroadcastsTable","Arn"])` instead of resolving it:
-// goformation would otherwise replace a !Ref to a parameter with its default
-// (a number where a string is typed) and a !GetAtt with nothing.
-func keepIntrinsic(name string, input any, _ any) any {
-	b, _ := json.Marshal(input)
-	return name + "(" + string(b) + ")"
-}
-
-// typed parses template.yaml with goformation.
-func typed(t *testing.T) *cloudformation.Template {
+// tableInput is table resource id of template.yaml as the CreateTableInput
+// samtemplate builds from it (what the handler and taskstore tests create
+// in DynamoDB Local): keys, attributes, billing and indexes as DynamoDB
+// reads them.
+func tableInput(t *testing.T, id string) *dynamodb.CreateTableInput {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	in, err := raw(t).TableInput(id, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]intrinsics.IntrinsicHandler{}
-	for _, fn := range []string{"Ref", "Fn::GetAtt", "Fn::Sub", "Fn::If", "Fn::Join", "Fn::Select", "Fn::ImportValue"} {
-		overrides[fn] = keepIntrinsic
-	}
-	// goformation does not know every resource type the template uses;
-	// those are checked on the raw template (agentcore_test.go).
-	data = withoutResourceTypes(t, data, "AWS::BedrockAgentCore::")
-	tpl, err := goformation.ParseYAMLWithOptions(data, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: overrides})
-	if err != nil {
-		t.Fatalf("goformation cannot parse template.yaml: %v", err)
-	}
-	return tpl
+	return in
 }
 
-// withoutResourceTypes drops the resources whose type starts with prefix.
-func withoutResourceTypes(t *testing.T, data []byte, prefix string) []byte {
-	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		t.Fatalf("template.yaml is not YAML: %v", err)
+// keysOf spells a key schema as "name/HASH name/RANGE".
+func keysOf(ks []types.KeySchemaElement) string {
+	var keys []string
+	for _, k := range ks {
+		keys = append(keys, aws.ToString(k.AttributeName)+"/"+string(k.KeyType))
 	}
-	top := doc.Content[0]
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		if top.Content[i].Value != "Resources" {
-			continue
-		}
-		res := top.Content[i+1]
-		var kept []*yaml.Node
-		for j := 0; j+1 < len(res.Content); j += 2 {
-			body := res.Content[j+1]
-			drop := false
-			for k := 0; k+1 < len(body.Content); k += 2 {
-				if body.Content[k].Value == "Type" && strings.HasPrefix(body.Content[k+1].Value, prefix) {
-					drop = true
-				}
-			}
-			if !drop {
-				kept = append(kept, res.Content[j], body)
-			}
-		}
-		res.Content = kept
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return strings.Join(keys, " ")
 }
 
 // raw reads template.yaml with intrinsics intact.
@@ -127,33 +93,67 @@ func functionDirs(t *testing.T) []string {
 	return dirs
 }
 
-// builtDir matches the package a `make -n build-<LogicalId>` recipe builds.
-var builtDir = regexp.MustCompile(`\./functions/([a-z0-9_]+)\s*$`)
-
-// samBuilds asks make which functions/ directory `make build-<LogicalId>`
-// (what `sam build` runs for a function with BuildMethod makefile) builds,
-// for every function of template.yaml: logical id → directory. make -n
-// prints the recipe without running it. A function make cannot build maps
-// to "" and its reason is reported.
-func samBuilds(t *testing.T) map[string]string {
+// repoCatalog reads the project's catalog file, mcpfn-tools.json, as
+// `mcpfn template` wrote it from the tool functions' declarations (that it
+// is current is TestTemplateIsGenerated's).
+func repoCatalog(t *testing.T) *catalog.File {
 	t.Helper()
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
+	f, err := catalog.Load(filepath.Join(repoRoot(t), catalog.FileName))
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, id := range raw(t).LogicalIDs(serverlessFunction) {
-		cmd := exec.Command("make", "-n", "--no-print-directory", "build-"+id, "ARTIFACTS_DIR=/artifacts")
-		cmd.Dir = repoRoot(t)
-		recipe, err := cmd.CombinedOutput()
-		m := builtDir.FindStringSubmatch(strings.TrimSpace(string(recipe)))
-		if err != nil || m == nil {
-			t.Errorf("function %s: `make build-%s` (what sam build runs) builds no functions/<dir>: %v\n%s", id, id, err, recipe)
-			out[id] = ""
-			continue
+	return f
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string // where mcpfnCommand builds; TestMain removes it
+	mcpfnBin  string
+	buildErr  error
+)
+
+// mcpfnCommand builds cmd/mcpfn from this tree, once per test binary, and
+// returns its path: the tests run the command a project runs.
+func mcpfnCommand(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "mcpfn-templatetest-"); buildErr != nil {
+			return
 		}
-		out[id] = m[1]
+		mcpfnBin = filepath.Join(binDir, "mcpfn")
+		cmd := exec.Command("go", "build", "-o", mcpfnBin, "./cmd/mcpfn")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{err, out}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return out
+	return mcpfnBin
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string {
+	return "go build ./cmd/mcpfn: " + e.err.Error() + "\n" + string(e.out)
+}
+
+// runMcpfn runs the mcpfn command in dir with env added to the
+// environment; its per-user cache is a temporary directory, so a run
+// builds nothing into the developer's cache.
+func runMcpfn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(mcpfnCommand(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "MCPFN_CACHE_DIR="+t.TempDir()), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
 
 // intrinsic returns v's intrinsic function and argument (long form).
