@@ -260,6 +260,9 @@ func checkOnlyToolChanged(t *testing.T, without, with, tool string) {
 	if _, ok := bw[region]; !ok {
 		t.Fatalf("the template with %s has no region for it", tool)
 	}
+	if got, want := sortedNames(bw), append(sortedNames(bo), region); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("regions %v, want %v and %q", got, sortedNames(bo), region)
+	}
 	if got, want := withoutBlankBefore(t, with, region), outsideLines(t, without); !slices.Equal(got, want) {
 		t.Errorf("the project's lines differ:\n%s", linediff.Unified("without", "with", strings.Join(want, "\n"), strings.Join(got, "\n"), 2))
 	}
