@@ -12,11 +12,11 @@ import (
 	"github.com/mcpfn/mcpfn/agentcore"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
-	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
-// The AgentCore Gateway resources, read from the raw template.
+// The AgentCore Gateway resources are read from the raw template (with
+// intrinsics intact).
 const (
 	agentCoreCondition   = "DeployAgentCore"
 	agentCoreGatewayID   = "AgentCoreGateway"
@@ -119,10 +119,11 @@ func TestAgentCoreGateway(t *testing.T) {
 
 // TestAgentCoreTargets: one Lambda target per catalog tool, named as the
 // interceptor and the Cedar policies expect, on the tool's own function,
-// with the catalog's schema inline (exactly what `make agentcore-schemas`
+// with the catalog's schema inline (exactly what `mcpfn agentcore-schemas`
 // writes).
 func TestAgentCoreTargets(t *testing.T) {
 	rt := raw(t)
+	cat := repoCatalog(t)
 	fns := gatewayToolFunctions(t)
 	seen := map[string]bool{}
 	for _, id := range rt.LogicalIDs(typeAgentCoreTarget) {
@@ -150,25 +151,23 @@ func TestAgentCoreTargets(t *testing.T) {
 			t.Errorf("%s: CredentialProviderConfigurations %v", id, creds)
 		}
 		var want any
-		for _, tl := range handlers.Catalog() {
-			if tl.Name() == tool {
-				def, err := agentcore.Definition(tl)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := json.Marshal(def)
-				_ = json.Unmarshal(b, &want)
+		if e, ok := cat.Entry(tool); ok {
+			def, err := agentcore.Definition(declaredTool(t, e))
+			if err != nil {
+				t.Fatal(err)
 			}
+			b, _ := json.Marshal(def)
+			_ = json.Unmarshal(b, &want)
 		}
 		if !reflect.DeepEqual(got, want) {
 			gb, _ := json.MarshalIndent(got, "", " ")
 			wb, _ := json.MarshalIndent(want, "", " ")
-			t.Errorf("%s: inline schema\n%s\nwant (make agentcore-schemas)\n%s", id, gb, wb)
+			t.Errorf("%s: inline schema\n%s\nwant (mcpfn agentcore-schemas)\n%s", id, gb, wb)
 		}
 	}
-	for _, tl := range handlers.Catalog() {
-		if !seen[tl.Name()] {
-			t.Errorf("tool %s has no AgentCore target", tl.Name())
+	for _, e := range cat.Tools {
+		if !seen[e.Tool.Name] {
+			t.Errorf("tool %s has no AgentCore target", e.Tool.Name)
 		}
 	}
 }

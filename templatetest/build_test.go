@@ -1,46 +1,71 @@
 package templatetest
 
 import (
+	"bytes"
 	"debug/elf"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/catalog"
 )
 
-// TestMakeBuildProducesArm64Bootstraps runs `make build` as a clean clone
-// would (into a temporary BIN_DIR) and checks that every function became a
-// static linux/arm64 executable named bootstrap, and that a sam build target
-// writes one into ARTIFACTS_DIR. Cross-compiling every function takes a few
-// minutes on a cold build cache; -short skips it.
-func TestMakeBuildProducesArm64Bootstraps(t *testing.T) {
+// TestMcpfnBuildProducesArm64Bootstraps runs `mcpfn build -all` as a clean
+// clone would (into a temporary directory) and checks that every function
+// of template.yaml became a static linux/arm64 executable named bootstrap,
+// that the gateway and the interceptor carry the catalog file beside theirs
+// (they list and authorize from it; a tool function has none), and that
+// sam build's way — `mcpfn build <LogicalId>` into ARTIFACTS_DIR — writes
+// one bootstrap there. Cross-compiling every function takes a few minutes
+// on a cold build cache; -short skips it.
+func TestMcpfnBuildProducesArm64Bootstraps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross-compiles every function; skipped with -short")
 	}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
 	root := repoRoot(t)
-	bin := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("make", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("make %v: %v\n%s", args, err, out)
+	out := t.TempDir()
+	if stdout, stderr, err := runMcpfn(t, root, nil, "build", "-all", "-o", out); err != nil {
+		t.Fatalf("mcpfn build -all: %v\n%s%s", err, stdout, stderr)
+	}
+	want, err := os.ReadFile(filepath.Join(root, catalog.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range raw(t).LogicalIDs(serverlessFunction) {
+		checkBootstrap(t, filepath.Join(out, id, "bootstrap"))
+		got, err := os.ReadFile(filepath.Join(out, id, catalog.FileName))
+		_, skeleton := skeletonFunctions[id]
+		switch {
+		case skeleton && err != nil:
+			t.Errorf("%s: no %s beside its bootstrap: %v", id, catalog.FileName, err)
+		case skeleton && !bytes.Equal(got, want):
+			t.Errorf("%s: its %s is not the project's", id, catalog.FileName)
+		case !skeleton && err == nil:
+			t.Errorf("%s, a tool function, carries %s: a tool function never reads the catalog", id, catalog.FileName)
 		}
 	}
-	run("--no-print-directory", "build", "BIN_DIR="+bin)
-	for _, dir := range functionDirs(t) {
-		checkBootstrap(t, filepath.Join(bin, dir, "bootstrap"))
-	}
 
-	// One sam build target, as `sam build` runs it; the build cache makes
-	// it cheap after the full build.
+	// One function, as `sam build` runs it (the build cache makes it
+	// cheap after the full build).
 	artifacts := t.TempDir()
-	run("--no-print-directory", "build-BroadcastGetFunction", "ARTIFACTS_DIR="+artifacts)
+	if stdout, stderr, err := runMcpfn(t, root, []string{"ARTIFACTS_DIR=" + artifacts}, "build", "BroadcastGetFunction"); err != nil {
+		t.Fatalf("ARTIFACTS_DIR=… mcpfn build BroadcastGetFunction: %v\n%s%s", err, stdout, stderr)
+	}
 	checkBootstrap(t, filepath.Join(artifacts, "bootstrap"))
+}
+
+// TestMcpfnBuildNamesAFunctionItCannotBuild: a logical id that is no
+// function of the template fails with the id and nothing built.
+func TestMcpfnBuildNamesAFunctionItCannotBuild(t *testing.T) {
+	artifacts := t.TempDir()
+	_, stderr, err := runMcpfn(t, repoRoot(t), nil, "build", "-o", artifacts, "BroadcastTallyFunction")
+	if err == nil || !strings.Contains(stderr, "no AWS::Serverless::Function BroadcastTallyFunction") {
+		t.Fatalf("mcpfn build BroadcastTallyFunction: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(artifacts, "bootstrap")); err == nil {
+		t.Error("a bootstrap was written")
+	}
 }
 
 func checkBootstrap(t *testing.T, path string) {
@@ -69,37 +94,5 @@ func checkBootstrap(t *testing.T, path string) {
 	}
 	if s := f.Section(".symtab"); s != nil {
 		t.Errorf("%s keeps its symbol table (-ldflags -s is missing)", path)
-	}
-}
-
-// TestMakeBuildsANewFunctionWithoutATarget: sam build's `make
-// build-<LogicalId>` needs no target per function. In a tree with only a
-// functions/broadcast_count/main.go the repository's Makefile builds
-// BroadcastCountFunction from it, and names the missing directory of a
-// function that has none.
-func TestMakeBuildsANewFunctionWithoutATarget(t *testing.T) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
-	}
-	tree := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(tree, "functions", "broadcast_count"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tree, "functions", "broadcast_count", "main.go"), []byte("package main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	makeN := func(target string) (string, error) {
-		cmd := exec.Command("make", "-n", "--no-print-directory", "-f", filepath.Join(repoRoot(t), "Makefile"), target, "ARTIFACTS_DIR=/artifacts")
-		cmd.Dir = tree
-		out, err := cmd.CombinedOutput()
-		return strings.TrimSpace(string(out)), err
-	}
-	out, err := makeN("build-BroadcastCountFunction")
-	if err != nil || !strings.HasSuffix(out, "-o /artifacts/bootstrap ./functions/broadcast_count") {
-		t.Fatalf("make build-BroadcastCountFunction: %v\n%s", err, out)
-	}
-	out, err = makeN("build-BroadcastTallyFunction")
-	if err == nil || !strings.Contains(out, "no functions/<dir>/main.go for BroadcastTallyFunction") {
-		t.Fatalf("make build-BroadcastTallyFunction without its directory: %v\n%s", err, out)
 	}
 }

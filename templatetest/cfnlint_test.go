@@ -7,10 +7,9 @@ import (
 )
 
 // TestCfnLint runs cfn-lint, which applies the SAM transform and checks the
-// result against the CloudFormation resource specifications — so it checks
-// the resources SAM generates, which @aws/cloudformation-validate and these
-// tests see only before the transform. It is skipped where cfn-lint is not
-// installed.
+// result against the CloudFormation resource specifications — property
+// names and types these tests do not know. It is skipped where cfn-lint is
+// not installed.
 func TestCfnLint(t *testing.T) {
 	lint, err := exec.LookPath("cfn-lint")
 	if err != nil {

@@ -1,172 +1,134 @@
 package templatetest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpfn/mcpfn/adapter"
-	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
-// TestLocalEventsReachTheHandler runs every event in localtest/events through
-// its tool's adapter, as `sam local invoke -e` would. As committed, an event
-// carries no call token, and every function refuses it (UNAUTHORIZED): there
-// is no unsigned mode a deployed function could fall into. Signed as the
-// gateway signs (`mcpfn-local sign-events` does this with a running stack's
-// keys), it passes decoding, verification, validation and the scope gate.
-// The catalog's tools are declared without a handler, so reaching the
-// handler shows as INTERNAL_SERVER_ERROR; anything else means the event file
-// has rotted.
+// eventsDir holds the project's `sam local invoke -e` events: one mcpfn
+// envelope per tool (events/<tool>.json, written by `mcpfn template` for a
+// tool without one) and AgentCore Gateway payloads
+// (events/agentcore-<tool>.json with its .client-context.json).
+const eventsDir = "events"
+
+// TestLocalEventsReachTheHandler runs every catalog tool's event through an
+// adapter built from the tool's declaration, as `sam local invoke -e`
+// would. As committed, an event carries no call token, and every function
+// refuses it (UNAUTHORIZED): there is no unsigned mode a deployed function
+// could fall into. Signed as the gateway signs (`mcpfn sign-events` does
+// this with a running stack's keys), it passes decoding, verification,
+// validation and the scope gate. A tool built from its declaration has no
+// handler, so reaching the handler shows as INTERNAL_SERVER_ERROR; anything
+// else means the event file has rotted.
 func TestLocalEventsReachTheHandler(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "localtest", "events")
-	if *writeEvents {
-		writeMissingEvents(t, dir, handlers.Catalog())
-	}
-	for _, tool := range handlers.Catalog() {
-		t.Run(tool.Name(), func(t *testing.T) {
-			payload, err := os.ReadFile(filepath.Join(dir, tool.Name()+".json"))
+	dir := filepath.Join(repoRoot(t), eventsDir)
+	cat := repoCatalog(t)
+	for _, e := range cat.Tools {
+		t.Run(e.Tool.Name, func(t *testing.T) {
+			payload, err := os.ReadFile(filepath.Join(dir, e.Tool.Name+".json"))
 			if err != nil {
-				t.Fatal(missingEvent(tool.Name()))
+				t.Fatalf("no sam local event %s/%s.json for tool %s: `mcpfn template` writes one", eventsDir, e.Tool.Name, e.Tool.Name)
 			}
-			var env wire.Envelope
-			if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != tool.Name() {
-				t.Fatalf("not an envelope for %s (%v)", tool.Name(), err)
-			}
-			fnName := "fn-" + tool.Name()
-			fn := adapter.New(tool, adapter.WithCallVerifier(lambdatest.Verifier(fnName)))
-			if code := errorCodeOf(t, invokeEnvelope(t, fn, payload)); code != adapter.CodeUnauthorized {
-				t.Fatalf("the unsigned event was answered with %q, want UNAUTHORIZED", code)
-			}
-			if code := errorCodeOf(t, invokeEnvelope(t, adapter.New(tool), payload)); code != adapter.CodeUnauthorized {
-				t.Fatalf("a function without keys answered the unsigned event with %q", code)
-			}
-			demo := &adapter.Identity{Subject: "demo-user", AuthMethod: "jwt", Scopes: []string{"broadcasts:write"}}
-			env.CallToken = lambdatest.Token(fnName, tool.Name(), env.CallID, demo, env.Params.Arguments)
-			signed, err := json.Marshal(env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantReachedHandler(t, invokeEnvelope(t, fn, signed))
+			checkEventReachesTheHandler(t, declaredTool(t, e), payload, allScopes(cat))
 		})
 	}
 
-	t.Run("agentcore", func(t *testing.T) {
-		payload, err := os.ReadFile(filepath.Join(dir, "agentcore-broadcast_list.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ccJSON, err := os.ReadFile(filepath.Join(dir, "agentcore-broadcast_list.client-context.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cc lambdacontext.ClientContext
-		if err := json.Unmarshal(ccJSON, &cc); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "local", Client: &cc})
-		defer cancel()
-		out, err := adapter.New(catalogTool(t, handlers.ToolList)).Invoke(ctx, payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantReachedHandler(t, out)
-	})
+	agentcore, err := filepath.Glob(filepath.Join(dir, "agentcore-*.client-context.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(agentcore) == 0 {
+		t.Errorf("no %s/agentcore-<tool>.json event: the AgentCore Gateway format is not exercised", eventsDir)
+	}
+	for _, ccPath := range agentcore {
+		tool := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ccPath), "agentcore-"), ".client-context.json")
+		t.Run("agentcore "+tool, func(t *testing.T) {
+			e, ok := cat.Entry(tool)
+			if !ok {
+				t.Fatalf("%s names tool %s, which the catalog does not declare", ccPath, tool)
+			}
+			payload, err := os.ReadFile(filepath.Join(dir, "agentcore-"+tool+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ccJSON, err := os.ReadFile(ccPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cc lambdacontext.ClientContext
+			if err := json.Unmarshal(ccJSON, &cc); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{RequestID: "local", Client: &cc})
+			defer cancel()
+			out, err := adapter.New(declaredTool(t, e)).Invoke(ctx, payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantReachedHandler(t, out)
+		})
+	}
 }
 
-// catalogTool is the catalog's tool named name.
-func catalogTool(t *testing.T, name string) *adapter.Tool {
+// checkEventReachesTheHandler: the envelope payload, as written, is
+// refused; signed for a caller with scopes, it reaches tool's handler.
+func checkEventReachesTheHandler(t *testing.T, tool *adapter.Tool, payload []byte, scopes []string) {
 	t.Helper()
-	for _, tool := range handlers.Catalog() {
-		if tool.Name() == name {
-			return tool
-		}
+	var env wire.Envelope
+	if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != tool.Name() {
+		t.Fatalf("not an envelope for %s (%v)", tool.Name(), err)
 	}
-	t.Fatalf("no tool %s in the catalog", name)
-	return nil
+	fnName := "fn-" + tool.Name()
+	fn := adapter.New(tool, adapter.WithCallVerifier(lambdatest.Verifier(fnName)))
+	if code := errorCodeOf(t, invokeEnvelope(t, fn, payload)); code != adapter.CodeUnauthorized {
+		t.Fatalf("the unsigned event was answered with %q, want UNAUTHORIZED", code)
+	}
+	if code := errorCodeOf(t, invokeEnvelope(t, adapter.New(tool), payload)); code != adapter.CodeUnauthorized {
+		t.Fatalf("a function without keys answered the unsigned event with %q", code)
+	}
+	demo := &adapter.Identity{Subject: "demo-user", AuthMethod: "jwt", Scopes: scopes}
+	env.CallToken = lambdatest.Token(fnName, tool.Name(), env.CallID, demo, env.Params.Arguments)
+	signed, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReachedHandler(t, invokeEnvelope(t, fn, signed))
 }
 
-// writeEvents makes TestLocalEventsReachTheHandler write the event of every
-// catalog tool that has none (missingEvent gives the command).
-var writeEvents = flag.Bool("write-events", false, "write localtest/events/<tool>.json for every catalog tool without one")
-
-// missingEvent says which event a tool lacks and the command that writes it.
-func missingEvent(tool string) string {
-	return "no sam local event localtest/events/" + tool + ".json for tool " + tool +
-		"; write it with: go test ./templatetest/ -run '^TestLocalEventsReachTheHandler$' -write-events"
-}
-
-// writeMissingEvents writes an envelope for each tool without an event,
-// its arguments derived from the tool's input schema (exampleOf): the
-// author edits them into a meaningful call.
-func writeMissingEvents(t *testing.T, dir string, tools []*adapter.Tool) {
+// declaredTool is the catalog entry's tool, built from its declaration.
+func declaredTool(t *testing.T, e catalog.Entry) *adapter.Tool {
 	t.Helper()
-	for _, tool := range tools {
-		path := filepath.Join(dir, tool.Name()+".json")
-		if _, err := os.Stat(path); err == nil {
-			continue
-		}
-		event := map[string]any{
-			"mcpfn":  wire.EnvelopeVersion,
-			"callId": "local-" + tool.Name() + "-0001",
-			"params": map[string]any{"name": tool.Name(), "arguments": exampleOf(tool.InputSchema())},
-			"mcp": map[string]any{
-				"era": wire.EraModern, "method": "tools/call", "protocolVersion": wire.ModernProtocolVersion,
-				"clientInfo": map[string]any{"name": "sam-local", "version": "1"}, "jsonrpcId": 1,
-			},
-		}
-		b, err := json.MarshalIndent(event, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s: check its arguments", path)
+	tool, err := adapter.ToolFromDeclaration(e.Tool)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return tool
 }
 
-// exampleOf is a value of schema s: its default or first example, else
-// the smallest value of its type, with every required property.
-func exampleOf(s *jsonschema.Schema) any {
-	switch {
-	case s == nil:
-		return nil
-	case s.Default != nil:
-		return s.Default
-	case len(s.Examples) > 0:
-		return s.Examples[0]
-	}
-	switch s.Type {
-	case "object":
-		obj := map[string]any{}
-		for _, name := range s.Required {
-			obj[name] = exampleOf(s.Properties[name])
+// allScopes is every scope a catalog tool requires: the demo caller holds
+// them all.
+func allScopes(cat *catalog.File) []string {
+	var out []string
+	for _, e := range cat.Tools {
+		for _, s := range e.Tool.Scopes {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
-		return obj
-	case "array":
-		return []any{}
-	case "string":
-		return "example"
-	case "integer", "number":
-		if s.Minimum != nil {
-			return *s.Minimum
-		}
-		return 0
-	case "boolean":
-		return false
 	}
-	return nil
+	return out
 }
 
 func invokeEnvelope(t *testing.T, fn *adapter.Function, payload []byte) json.RawMessage {
@@ -217,39 +179,4 @@ func wantReachedHandler(t *testing.T, result json.RawMessage) {
 	if !tr.IsError || body.Error != adapter.CodeInternal {
 		t.Fatalf("event did not reach the handler: %s", result)
 	}
-}
-
-// TestANewToolsEventIsWritten: a tool without an event fails with the
-// command that writes one, and that command writes an envelope for it whose
-// derived arguments fit the tool's input schema.
-func TestANewToolsEventIsWritten(t *testing.T) {
-	msg := missingEvent("broadcast_count")
-	if !strings.Contains(msg, "localtest/events/broadcast_count.json") || !strings.Contains(msg, "-write-events") {
-		t.Fatalf("message %q names neither the file nor the command", msg)
-	}
-	type countIn struct {
-		Channel string `json:"channel"`
-		Limit   int    `json:"limit,omitempty"`
-	}
-	tool := adapter.MustDeclare(adapter.ToolDef[countIn, struct{}]{
-		Name:        "broadcast_count",
-		RefineInput: adapter.Refine{"channel": func(p *jsonschema.Schema) { p.Default = json.RawMessage(`"general"`) }},
-	})
-	dir := t.TempDir()
-	writeMissingEvents(t, dir, []*adapter.Tool{tool})
-	payload, err := os.ReadFile(filepath.Join(dir, "broadcast_count.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env wire.Envelope
-	if err := json.Unmarshal(payload, &env); err != nil || env.Params.Name != "broadcast_count" {
-		t.Fatalf("written event %s (%v)", payload, err)
-	}
-	var args bytes.Buffer
-	if err := json.Compact(&args, env.Params.Arguments); err != nil || args.String() != `{"channel":"general"}` {
-		t.Fatalf("arguments %s, want the required channel from its default", env.Params.Arguments)
-	}
-	env.CallToken = lambdatest.Token("fn", tool.Name(), env.CallID, nil, env.Params.Arguments)
-	signed, _ := json.Marshal(env)
-	wantReachedHandler(t, invokeEnvelope(t, adapter.New(tool, adapter.WithCallVerifier(lambdatest.Verifier("fn"))), signed))
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/handlers"
+	"github.com/mcpfn/mcpfn/adapter"
 )
 
 // grants returns a function's inline policy statements as the set
@@ -131,26 +131,42 @@ func leadingKeys(c any) (string, error) {
 // <name>Function.
 func ownKey(name string) string { return "secretsmanager:GetSecretValue on " + name + "CallKey" }
 
-// TestLeastPrivilege pins every role to exactly the calls its code makes,
-// derived rather than listed: a tool function (the gateway's
+// declaredGrants is what a tool's declaration says its handler calls, as
+// grants: each declared action on the table, or on the index when the
+// access names one.
+func declaredGrants(d adapter.Declaration) map[string]bool {
+	out := map[string]bool{}
+	for _, ta := range d.Tables {
+		on := ta.Table
+		if ta.Index != "" {
+			on += "/index/" + ta.Index
+		}
+		for _, a := range ta.Actions {
+			out["dynamodb:"+a+" on "+on] = true
+		}
+	}
+	return out
+}
+
+// TestLeastPrivilege pins every role to exactly what mcpfn's rules and the
+// tools' declarations give it, derived here from the catalog rather than
+// read back from the template: a tool function (the gateway's
 // MCPFN_TOOL_FUNCTIONS, checked against the catalog by
-// TestEveryToolHasAFunction) gets the table calls its handler can make
-// (dataGrants), its own audit rows and its own call key; the gateway and the
+// TestEveryToolHasAFunction) gets the table actions its declaration names
+// (handlers/iam_test.go holds the demo's declarations to its code), its own
+// audit rows, its task runs and its own call key; the gateway and the
 // interceptor get what every tool function implies.
 func TestLeastPrivilege(t *testing.T) {
 	rt := raw(t)
-	data := dataGrants(t)
-	forwards := gatewayToolFunctions(t)
+	var toolFunctions []string
 	want := map[string]map[string]bool{}
-	for tool, fn := range forwards {
-		w := maps.Clone(data[tool])
-		if w == nil {
-			w = map[string]bool{} // no handler in the catalog: TestEveryToolHasAFunction says so
-		}
-		for _, g := range append(append(auditGrant(tool), taskGrant...), ownKey(strings.TrimSuffix(fn, "Function"))) {
+	for _, e := range repoCatalog(t).Tools {
+		toolFunctions = append(toolFunctions, e.Function)
+		w := declaredGrants(e.Tool)
+		for _, g := range append(append(auditGrant(e.Tool.Name), taskGrant...), ownKey(strings.TrimSuffix(e.Function, "Function"))) {
 			w[g] = true
 		}
-		want[fn] = w
+		want[e.Function] = w
 	}
 	// The gateway writes the audit row of a call no function saw (a
 	// throttle, a missing function): one PutItem, never a read.
@@ -159,7 +175,7 @@ func TestLeastPrivilege(t *testing.T) {
 	for _, a := range []string{"GetItem", "PutItem", "UpdateItem"} {
 		gw["dynamodb:"+a+" on TasksTable"] = true
 	}
-	for _, fn := range forwards {
+	for _, fn := range toolFunctions {
 		gw["lambda:InvokeFunction on "+fn] = true
 		// The gateway signs calls to every tool function: it reads each
 		// one's key, and a function reads only its own (above).
@@ -169,7 +185,7 @@ func TestLeastPrivilege(t *testing.T) {
 	// The AgentCore interceptor signs for every tool function too, and
 	// does nothing else.
 	ic := map[string]bool{}
-	for _, fn := range forwards {
+	for _, fn := range toolFunctions {
 		ic[ownKey(strings.TrimSuffix(fn, "Function"))] = true
 	}
 	want["AgentCoreInterceptorFunction"] = ic
@@ -177,7 +193,7 @@ func TestLeastPrivilege(t *testing.T) {
 	for id, res := range rt.Resources(serverlessFunction) {
 		w, ok := want[id]
 		if !ok {
-			t.Errorf("%s: no expected grant in this test; add one for the new function", id)
+			t.Errorf("%s is neither a catalog tool's function nor mcpfn's: nothing says what its role may do", id)
 			continue
 		}
 		got := grants(t, id, res.Properties)
@@ -232,14 +248,13 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 	rt := raw(t)
 	forwards := gatewayToolFunctions(t)
 	writes := []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems", "PartiQLInsert", "PartiQLUpdate", "PartiQLDelete"}
-	for _, tool := range handlers.Catalog() {
-		ann := tool.MCPTool().Annotations
-		if ann == nil || !ann.ReadOnlyHint {
+	for _, e := range repoCatalog(t).Tools {
+		if !e.Tool.ReadOnly {
 			continue
 		}
-		res, ok := rt.Resource(forwards[tool.Name()])
+		res, ok := rt.Resource(forwards[e.Tool.Name])
 		if !ok {
-			t.Errorf("tool %s has no function", tool.Name())
+			t.Errorf("tool %s has no function", e.Tool.Name)
 			continue
 		}
 		for g := range grants(t, res.LogicalID, res.Properties) {
@@ -251,7 +266,7 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 			}
 			for _, w := range writes {
 				if action == "dynamodb:"+w {
-					t.Errorf("read-only tool %s may %s", tool.Name(), g)
+					t.Errorf("read-only tool %s may %s", e.Tool.Name, g)
 				}
 			}
 		}

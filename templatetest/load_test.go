@@ -1,20 +1,31 @@
 package templatetest
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
+
+// TestMain removes the mcpfn command the tests build (mcpfnCommand).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // repoRoot is the directory holding go.mod: the tests run in templatetest/.
 func repoRoot(t *testing.T) string {
@@ -35,10 +46,10 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// tableInput is the table resource id of template.yaml as the
-// CreateTableInput that samtemplate builds from it (what the handler and
-// taskstore tests create in DynamoDB Local): keys, attributes, billing and
-// indexes as DynamoDB reads them.
+// tableInput is table resource id of template.yaml as the CreateTableInput
+// samtemplate builds from it (what the handler and taskstore tests create
+// in DynamoDB Local): keys, attributes, billing and indexes as DynamoDB
+// reads them.
 func tableInput(t *testing.T, id string) *dynamodb.CreateTableInput {
 	t.Helper()
 	in, err := raw(t).TableInput(id, id)
@@ -82,33 +93,67 @@ func functionDirs(t *testing.T) []string {
 	return dirs
 }
 
-// builtDir matches the package a `make -n build-<LogicalId>` recipe builds.
-var builtDir = regexp.MustCompile(`\./functions/([a-z0-9_]+)\s*$`)
-
-// samBuilds asks make which functions/ directory `make build-<LogicalId>`
-// (what `sam build` runs for a function with BuildMethod makefile) builds,
-// for every function of template.yaml: logical id → directory. make -n
-// prints the recipe without running it. A function make cannot build maps
-// to "" and its reason is reported.
-func samBuilds(t *testing.T) map[string]string {
+// repoCatalog reads the project's catalog file, mcpfn-tools.json, as
+// `mcpfn template` wrote it from the tool functions' declarations (that it
+// is current is TestTemplateIsGenerated's).
+func repoCatalog(t *testing.T) *catalog.File {
 	t.Helper()
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make not installed")
+	f, err := catalog.Load(filepath.Join(repoRoot(t), catalog.FileName))
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, id := range raw(t).LogicalIDs(serverlessFunction) {
-		cmd := exec.Command("make", "-n", "--no-print-directory", "build-"+id, "ARTIFACTS_DIR=/artifacts")
-		cmd.Dir = repoRoot(t)
-		recipe, err := cmd.CombinedOutput()
-		m := builtDir.FindStringSubmatch(strings.TrimSpace(string(recipe)))
-		if err != nil || m == nil {
-			t.Errorf("function %s: `make build-%s` (what sam build runs) builds no functions/<dir>: %v\n%s", id, id, err, recipe)
-			out[id] = ""
-			continue
+	return f
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string // where mcpfnCommand builds; TestMain removes it
+	mcpfnBin  string
+	buildErr  error
+)
+
+// mcpfnCommand builds cmd/mcpfn from this tree, once per test binary, and
+// returns its path: the tests run the command a project runs.
+func mcpfnCommand(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "mcpfn-templatetest-"); buildErr != nil {
+			return
 		}
-		out[id] = m[1]
+		mcpfnBin = filepath.Join(binDir, "mcpfn")
+		cmd := exec.Command("go", "build", "-o", mcpfnBin, "./cmd/mcpfn")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{err, out}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return out
+	return mcpfnBin
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string {
+	return "go build ./cmd/mcpfn: " + e.err.Error() + "\n" + string(e.out)
+}
+
+// runMcpfn runs the mcpfn command in dir with env added to the
+// environment; its per-user cache is a temporary directory, so a run
+// builds nothing into the developer's cache.
+func runMcpfn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(mcpfnCommand(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "MCPFN_CACHE_DIR="+t.TempDir()), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
 
 // intrinsic returns v's intrinsic function and argument (long form).

@@ -25,13 +25,9 @@ func TestLongRunningCallsAreDeployable(t *testing.T) {
 	for _, fn := range gatewayToolFunctions(t) {
 		fns = append(fns, fn)
 	}
-	globals, _ := rt.Globals["Function"].(map[string]any)
 	for _, fn := range fns {
 		r, _ := rt.Resource(fn)
-		v, ok := envOf(r.Properties)[taskstore.EnvTable]
-		if !ok {
-			v = dig(globals, "Environment", "Variables", taskstore.EnvTable)
-		}
+		v := envOf(r.Properties)[taskstore.EnvTable]
 		if f, arg := intrinsic(v); f != "Ref" || arg != "TasksTable" {
 			t.Errorf("%s: %s = %v, want !Ref TasksTable", fn, taskstore.EnvTable, v)
 		}
@@ -39,9 +35,6 @@ func TestLongRunningCallsAreDeployable(t *testing.T) {
 			continue
 		}
 		cfg := dig(r.Properties, "EventInvokeConfig")
-		if cfg == nil {
-			cfg = globals["EventInvokeConfig"]
-		}
 		retries, _ := strconv.Atoi(stringOf(dig(cfg, "MaximumRetryAttempts")))
 		age, _ := strconv.Atoi(stringOf(dig(cfg, "MaximumEventAgeInSeconds")))
 		if cfg == nil || retries < 0 || retries > 2 || age < 60 || age > 21600 {

@@ -12,64 +12,87 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/mcpfn/mcpfn/handlers"
-	"github.com/mcpfn/mcpfn/internal/gentemplate"
+	"github.com/mcpfn/mcpfn/catalog"
+	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
-const serverlessFunction = "AWS::Serverless::Function"
+const serverlessFunction = samtemplate.TypeServerlessFunction
 
-// TestFunctionsResourcesAndBuildTargetsMatch: every function of
-// template.yaml is built by `make build-<LogicalId>` (what sam build runs)
-// from a functions/<dir> of its own, and every functions/<dir> is some
-// function's.
-func TestFunctionsResourcesAndBuildTargetsMatch(t *testing.T) {
-	dirs := functionDirs(t)
-	built := map[string]string{} // dir → logical id
-	for id, dir := range samBuilds(t) {
-		if dir == "" {
-			continue // samBuilds reported it
-		}
-		if !slices.Contains(dirs, dir) {
-			t.Errorf("build-%s builds functions/%s, which has no main.go", id, dir)
-		}
-		if other, dup := built[dir]; dup {
-			t.Errorf("functions/%s is built by both build-%s and build-%s", dir, other, id)
-		}
-		built[dir] = id
+// skeletonFunctions are the functions of mcpfn's skeleton, built by `mcpfn
+// build` from mcpfn's own commands with the catalog file beside the
+// bootstrap; every other function of the template is a tool's.
+var skeletonFunctions = map[string]string{
+	"GatewayFunction":              "cmd/mcpfn-gateway",
+	"AgentCoreInterceptorFunction": "cmd/mcpfn-interceptor",
+}
+
+// TestEveryFunctionHasItsCode: every function of template.yaml is one
+// `mcpfn build <LogicalId>` (sam build's glue) can build — a catalog
+// tool's, from its functions/<tool>/main.go, or the skeleton's, from
+// mcpfn's own command — and every functions/<dir>/main.go is a catalog
+// tool's. (TestMcpfnBuildProducesArm64Bootstraps builds them all.)
+func TestEveryFunctionHasItsCode(t *testing.T) {
+	root := repoRoot(t)
+	code := map[string]string{} // logical id → main package
+	for id, pkg := range skeletonFunctions {
+		code[id] = pkg
 	}
-	for _, dir := range dirs {
-		if _, ok := built[dir]; !ok {
-			t.Errorf("functions/%s/main.go is no function's: add its %s resource to template.yaml (docs/guide/write-a-tool.md, step 3)", dir, serverlessFunction)
+	for _, e := range repoCatalog(t).Tools {
+		if _, dup := code[e.Function]; dup {
+			t.Errorf("tool %s's function %s is also another's", e.Tool.Name, e.Function)
+		}
+		code[e.Function] = strings.TrimPrefix(e.Package, "./")
+	}
+	for _, id := range raw(t).LogicalIDs(serverlessFunction) {
+		pkg, ok := code[id]
+		if !ok {
+			t.Errorf("function %s is neither a catalog tool's nor mcpfn's: `mcpfn build %s` would look for functions/<its name in snake case>", id, id)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, pkg, "main.go")); err != nil {
+			t.Errorf("function %s: no %s/main.go", id, pkg)
+		}
+		delete(code, id)
+	}
+	for id, pkg := range code {
+		t.Errorf("%s (%s) has no function in template.yaml: run `mcpfn template`", id, pkg)
+	}
+	tools := map[string]bool{}
+	for _, e := range repoCatalog(t).Tools {
+		tools[e.Tool.Name] = true
+	}
+	for _, dir := range functionDirs(t) {
+		if !tools[dir] {
+			t.Errorf("functions/%s/main.go serves no catalog tool: run `mcpfn template`", dir)
 		}
 	}
 }
 
 // TestEveryToolHasAFunction: each tool of the catalog is served by its own
-// function (functions/<tool>), which gets the data table, and the gateway
-// forwards the tool to that function.
+// function (functions/<tool>), which gets the tables its declaration names,
+// and the gateway forwards the tool to that function.
 func TestEveryToolHasAFunction(t *testing.T) {
-	var names []string
-	for _, tool := range handlers.Catalog() {
-		names = append(names, tool.Name())
-	}
-	for _, gap := range toolGaps(t, names) {
+	for _, gap := range toolGaps(t, repoCatalog(t)) {
 		t.Error(gap)
 	}
 }
 
-// TestANewToolWithoutItsPiecesFails: a tool declared in the catalog but with
-// no main.go and no template resource yet is refused, each missing piece
-// named with where it goes.
+// TestANewToolWithoutItsPiecesFails: a tool in the catalog with no main.go
+// and no template function yet is refused, each missing piece named with
+// what to do.
 func TestANewToolWithoutItsPiecesFails(t *testing.T) {
-	var names []string
-	for _, tool := range handlers.Catalog() {
-		names = append(names, tool.Name())
+	cat := repoCatalog(t)
+	count, ok := cat.Entry("broadcast_list")
+	if !ok {
+		t.Fatal("no broadcast_list in the catalog")
 	}
-	gaps := strings.Join(toolGaps(t, append(names, "broadcast_count")), "\n")
+	count.Tool.Name, count.Function, count.Package = "broadcast_count", catalog.FunctionID("broadcast_count"), "./functions/broadcast_count"
+	cat.Tools = append(cat.Tools, count)
+	gaps := strings.Join(toolGaps(t, cat), "\n")
 	for _, want := range []string{
 		"tool broadcast_count: no functions/broadcast_count/main.go",
-		"tool broadcast_count: the gateway does not forward it: template.yaml needs an AWS::Serverless::Function BroadcastCountFunction (docs/guide/write-a-tool.md, step 3), then `make template`",
+		"tool broadcast_count: template.yaml has no AWS::Serverless::Function BroadcastCountFunction: run `mcpfn template`",
 	} {
 		if !strings.Contains(gaps, want) {
 			t.Errorf("the gaps of a new tool\n%s\ndo not say\n%s", gaps, want)
@@ -80,43 +103,43 @@ func TestANewToolWithoutItsPiecesFails(t *testing.T) {
 	}
 }
 
-// toolGaps lists what the catalog's tools (named) lack in functions/,
-// template.yaml and the Makefile, each with where to add it.
-func toolGaps(t *testing.T, tools []string) []string {
+// toolGaps lists what the catalog's tools lack in functions/ and
+// template.yaml, each with what to do.
+func toolGaps(t *testing.T, cat *catalog.File) []string {
 	t.Helper()
 	rt := raw(t)
-	builds := samBuilds(t)
 	forwards := gatewayToolFunctions(t)
 	var gaps []string
-	for _, name := range tools {
+	tools := map[string]bool{}
+	for _, e := range cat.Tools {
+		name := e.Tool.Name
+		tools[name] = true
+		if e.Package != "./functions/"+name {
+			gaps = append(gaps, fmt.Sprintf("tool %s: its package is %s, want ./functions/%s", name, e.Package, name))
+		}
 		if _, err := os.Stat(filepath.Join(repoRoot(t), "functions", name, "main.go")); err != nil {
-			gaps = append(gaps, fmt.Sprintf("tool %s: no functions/%s/main.go: its function's main binds the tool (docs/guide/write-a-tool.md, step 2)", name, name))
+			gaps = append(gaps, fmt.Sprintf("tool %s: no functions/%s/main.go: its function's main serves the tool's declaration (adapter.Serve)", name, name))
 		}
-		id, ok := forwards[name]
-		if !ok {
-			want := gentemplate.FunctionID(name)
-			if _, written := rt.Resource(want); !written {
-				gaps = append(gaps, fmt.Sprintf("tool %s: the gateway does not forward it: template.yaml needs an %s %s (docs/guide/write-a-tool.md, step 3), then `make template`", name, serverlessFunction, want))
-				continue
-			}
-			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway does not forward it to %s: run `make template`", name, want))
-			continue
+		if e.Function != catalog.FunctionID(name) {
+			gaps = append(gaps, fmt.Sprintf("tool %s: its function is %s, want %s", name, e.Function, catalog.FunctionID(name)))
 		}
-		res, ok := rt.Resource(id)
+		res, ok := rt.Resource(e.Function)
 		if !ok || res.Type != serverlessFunction {
-			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway forwards it to %s, which is not an %s in template.yaml", name, id, serverlessFunction))
+			gaps = append(gaps, fmt.Sprintf("tool %s: template.yaml has no %s %s: run `mcpfn template`", name, serverlessFunction, e.Function))
 			continue
 		}
-		if dir := builds[id]; dir != name {
-			gaps = append(gaps, fmt.Sprintf("tool %s: its function %s builds functions/%s, want functions/%s", name, id, dir, name))
+		if fn, ok := forwards[name]; !ok || fn != e.Function {
+			gaps = append(gaps, fmt.Sprintf("tool %s: the gateway forwards it to %q, want %s: run `mcpfn template`", name, fn, e.Function))
 		}
 		env := envOf(res.Properties)
-		if ref(env[handlers.TableEnv]) != "BroadcastsTable" {
-			gaps = append(gaps, fmt.Sprintf("tool %s: %s is %v, want !Ref BroadcastsTable", name, handlers.TableEnv, env[handlers.TableEnv]))
+		for _, ta := range e.Tool.Tables {
+			if ref(env[ta.Env]) != ta.Table {
+				gaps = append(gaps, fmt.Sprintf("tool %s: %s is %v, want !Ref %s", name, ta.Env, env[ta.Env], ta.Table))
+			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(forwards)) {
-		if !slices.Contains(tools, name) {
+		if !tools[name] {
 			gaps = append(gaps, fmt.Sprintf("the gateway forwards %s to %s, but the catalog declares no such tool", name, forwards[name]))
 		}
 	}
@@ -154,12 +177,16 @@ func envOf(props map[string]any) map[string]any {
 	return vars
 }
 
-// TestFunctionRuntimeSettings checks each function's effective settings (its
-// own property, else Globals) for what the Makefile builds and the adapter
-// expects.
+// TestFunctionRuntimeSettings checks each function's settings for what
+// `mcpfn build` builds and the adapter expects. There are no Globals: each
+// function states every property itself, so what a function gets is
+// readable at the function. A tool function's timeout and memory are its
+// declaration's.
 func TestFunctionRuntimeSettings(t *testing.T) {
 	rt := raw(t)
-	globals, _ := rt.Globals["Function"].(map[string]any)
+	if rt.Globals != nil {
+		t.Errorf("template.yaml has Globals %v: every generated function states its properties", rt.Globals)
+	}
 	want := map[string]any{
 		"Runtime":       "provided.al2023",
 		"Handler":       "bootstrap",
@@ -167,29 +194,32 @@ func TestFunctionRuntimeSettings(t *testing.T) {
 		"Tracing":       "Active",
 		"CodeUri":       ".",
 	}
+	declared := map[string]catalog.Entry{}
+	for _, e := range repoCatalog(t).Tools {
+		declared[e.Function] = e
+	}
 	for id, res := range rt.Resources(serverlessFunction) {
-		effective := func(key string) any {
-			if v, ok := res.Properties[key]; ok {
-				return v
-			}
-			return globals[key]
-		}
 		for key, w := range want {
-			if got := effective(key); fmt.Sprint(got) != fmt.Sprint(w) {
+			if got := res.Properties[key]; fmt.Sprint(got) != fmt.Sprint(w) {
 				t.Errorf("%s: %s = %v, want %v", id, key, got, w)
 			}
 		}
-		lc, _ := effective("LoggingConfig").(map[string]any)
-		if lc["LogFormat"] != "JSON" {
-			t.Errorf("%s: LoggingConfig.LogFormat = %v, want JSON", id, lc["LogFormat"])
+		if lf := dig(res.Properties, "LoggingConfig", "LogFormat"); lf != "JSON" {
+			t.Errorf("%s: LoggingConfig.LogFormat = %v, want JSON", id, lf)
 		}
-		md, _ := res.Attributes["Metadata"].(map[string]any)
-		if md["BuildMethod"] != "makefile" {
-			t.Errorf("%s: Metadata.BuildMethod = %v, want makefile", id, md["BuildMethod"])
+		if bm := dig(res.Attributes, "Metadata", "BuildMethod"); bm != "makefile" {
+			t.Errorf("%s: Metadata.BuildMethod = %v, want makefile", id, bm)
 		}
-		env := envOf(globals)
-		if ref(env["MCPFN_AUDIT_TABLE"]) != "AuditTable" {
-			t.Errorf("Globals: MCPFN_AUDIT_TABLE = %v, want !Ref AuditTable", env["MCPFN_AUDIT_TABLE"])
+		env := envOf(res.Properties)
+		for _, c := range samgen.CommonEnvironment {
+			if ref(env[c.Name]) != c.Ref {
+				t.Errorf("%s: %s = %v, want !Ref %s", id, c.Name, env[c.Name], c.Ref)
+			}
+		}
+		if e, ok := declared[id]; ok {
+			if res.Properties["Timeout"] != e.Tool.TimeoutSeconds || res.Properties["MemorySize"] != e.Tool.MemoryMB {
+				t.Errorf("%s: Timeout %v, MemorySize %v; %s declares %d s, %d MB", id, res.Properties["Timeout"], res.Properties["MemorySize"], e.Tool.Name, e.Tool.TimeoutSeconds, e.Tool.MemoryMB)
+			}
 		}
 	}
 }
@@ -263,28 +293,76 @@ func mustResource(t *testing.T, id string) samtemplate.Resource {
 	return r
 }
 
-// TestBroadcastsTableServesTheStore: the index the store queries exists
-// with the keys it pages by. (The handler tests create their table from
-// this definition, so the rest is exercised there.)
+// TestDeclaredTablesAreTheProjects: every table a tool declares is a
+// DynamoDB table of the project's own, outside mcpfn's regions (mcpfn's
+// audit and tasks tables are reached through its adapter, never declared),
+// and every index a tool declares is one of the table's.
+func TestDeclaredTablesAreTheProjects(t *testing.T) {
+	rt := raw(t)
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated, err := samgen.GeneratedResources(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range repoCatalog(t).Tools {
+		for _, ta := range e.Tool.Tables {
+			r, ok := rt.Resource(ta.Table)
+			if !ok || r.Type != samtemplate.TypeDynamoDBTable {
+				t.Errorf("tool %s declares table %s, which is no AWS::DynamoDB::Table of template.yaml", e.Tool.Name, ta.Table)
+				continue
+			}
+			if region, ok := generated[ta.Table]; ok {
+				t.Errorf("tool %s declares %s, which mcpfn's region %q defines", e.Tool.Name, ta.Table, region)
+			}
+			if ta.Index != "" && !slices.Contains(indexNames(r), ta.Index) {
+				t.Errorf("tool %s declares index %s of %s, which has %v", e.Tool.Name, ta.Index, ta.Table, indexNames(r))
+			}
+		}
+	}
+}
+
+func indexNames(table samtemplate.Resource) []string {
+	var out []string
+	for _, key := range []string{"GlobalSecondaryIndexes", "LocalSecondaryIndexes"} {
+		for _, ix := range list(table.Properties[key]) {
+			if n, ok := dig(ix, "IndexName").(string); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// TestBroadcastsTableServesTheStore: the index the demo's list tool
+// declares exists with the keys the store pages by. (The handler tests
+// create their table from this definition, so the rest is exercised there.)
 func TestBroadcastsTableServesTheStore(t *testing.T) {
+	list, ok := repoCatalog(t).Entry("broadcast_list")
+	if !ok || len(list.Tool.Tables) != 1 || list.Tool.Tables[0].Index == "" {
+		t.Fatalf("broadcast_list declares %v, want one index of BroadcastsTable", list.Tool.Tables)
+	}
+	index := list.Tool.Tables[0].Index
 	table := tableInput(t, "BroadcastsTable")
 	if keys := keysOf(table.KeySchema); keys != "id/HASH" {
 		t.Errorf("key schema %s, want id/HASH", keys)
 	}
 	found := false
 	for _, g := range table.GlobalSecondaryIndexes {
-		if aws.ToString(g.IndexName) != handlers.ChannelIndex {
+		if aws.ToString(g.IndexName) != index {
 			continue
 		}
 		found = true
 		if keys := keysOf(g.KeySchema); keys != "channel/HASH createdAt/RANGE" {
-			t.Errorf("%s keys %s", handlers.ChannelIndex, keys)
+			t.Errorf("%s keys %s", index, keys)
 		}
 		if g.Projection == nil || g.Projection.ProjectionType != types.ProjectionTypeAll {
-			t.Errorf("%s must project ALL: list returns whole broadcasts from the index", handlers.ChannelIndex)
+			t.Errorf("%s must project ALL: list returns whole broadcasts from the index", index)
 		}
 	}
 	if !found {
-		t.Errorf("BroadcastsTable has no index %s", handlers.ChannelIndex)
+		t.Errorf("BroadcastsTable has no index %s", index)
 	}
 }

@@ -49,6 +49,28 @@ func Generate(src []byte, cat *catalog.File, description string) ([]byte, error)
 		}
 		want["tool "+e.Tool.Name] = true
 	}
+	// Every region's body is rendered first, so that the names they
+	// define are checked against the project's template as written (its
+	// line numbers) before anything moves.
+	order := slices.Clone(skeletonRegions)
+	bodies := map[string][]string{}
+	data := struct{ Tools []toolView }{views}
+	for _, name := range skeletonRegions {
+		if bodies[name], err = render(name+".yaml", data); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range views {
+		name := "tool " + v.Name
+		order = append(order, name)
+		if bodies[name], err = render("tool.yaml", v); err != nil {
+			return nil, err
+		}
+	}
+	generated, err := checkNames(d, order, bodies)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range slices.Clone(d.regions) {
 		if strings.HasPrefix(r.name, "tool ") && !want[r.name] {
 			if d, err = d.remove(r.name); err != nil {
@@ -60,35 +82,17 @@ func Generate(src []byte, cat *catalog.File, description string) ([]byte, error)
 		if d, err = d.ensureSection(sectionOf(name)); err != nil {
 			return nil, err
 		}
+	}
+	for _, name := range order {
 		if d, err = d.ensureRegion(name); err != nil {
 			return nil, err
 		}
-	}
-	data := struct{ Tools []toolView }{views}
-	for _, name := range skeletonRegions {
-		body, err := render(name+".yaml", data)
-		if err != nil {
-			return nil, err
-		}
-		if d, err = d.fill(name, body); err != nil {
-			return nil, err
-		}
-	}
-	for _, v := range views {
-		name := "tool " + v.Name
-		if d, err = d.ensureRegion(name); err != nil {
-			return nil, err
-		}
-		body, err := render("tool.yaml", v)
-		if err != nil {
-			return nil, err
-		}
-		if d, err = d.fill(name, body); err != nil {
+		if d, err = d.fill(name, bodies[name]); err != nil {
 			return nil, err
 		}
 	}
 	out := d.String()
-	if err := check(d, out, cat); err != nil {
+	if err := check(out, generated, cat); err != nil {
 		return nil, err
 	}
 	return []byte(out), nil
@@ -97,16 +101,30 @@ func Generate(src []byte, cat *catalog.File, description string) ([]byte, error)
 // keyRE is a mapping key at the sections' indentation.
 var keyRE = regexp.MustCompile(`^  ([A-Za-z0-9]+):`)
 
-// check validates the generated template: it parses, nothing outside the
-// regions defines what they define, and every table a declaration names is
-// the project's own table (with the index named).
-func check(d *doc, out string, cat *catalog.File) error {
-	generated := map[string]string{} // key → region
-	for _, r := range d.regions {
-		for _, l := range d.lines[r.begin+1 : r.end] {
-			if m := keyRE.FindStringSubmatch(l); m != nil {
-				generated[sectionOf(r.name)+"/"+m[1]] = r.name
+// checkNames returns what each region's body defines (section/key →
+// region) and fails when two regions define one name (a tool named
+// gateway would define the skeleton's GatewayFunction; note_add and noteAdd
+// share their logical ids) or when the project's own lines, outside the
+// regions, define a name a region does.
+func checkNames(d *doc, order []string, bodies map[string][]string) (map[string]string, error) {
+	generated := map[string]string{} // section/key → region
+	clashed := map[[2]string]bool{}  // one error per pair of regions
+	var errs []error
+	for _, name := range order {
+		for _, l := range bodies[name] {
+			m := keyRE.FindStringSubmatch("  " + l)
+			if m == nil {
+				continue
 			}
+			key := sectionOf(name) + "/" + m[1]
+			if other, ok := generated[key]; ok && other != name {
+				if pair := [2]string{other, name}; !clashed[pair] {
+					clashed[pair] = true
+					errs = append(errs, fmt.Errorf("mcpfn's regions %q and %q would both define %s %s: rename the tool (a tool's logical ids start with its name in PascalCase)", other, name, sectionOf(name), m[1]))
+				}
+				continue
+			}
+			generated[key] = name
 		}
 	}
 	in := map[int]bool{}
@@ -115,7 +133,6 @@ func check(d *doc, out string, cat *catalog.File) error {
 			in[i] = true
 		}
 	}
-	var errs []error
 	for _, s := range d.sections {
 		for i := s.start + 1; i < s.end; i++ {
 			if in[i] {
@@ -128,9 +145,14 @@ func check(d *doc, out string, cat *catalog.File) error {
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
+	return generated, errors.Join(errs...)
+}
+
+// check validates the generated template: it parses, it is a SAM
+// template, and every table a declaration names is the project's own
+// table (with the index named).
+func check(out string, generated map[string]string, cat *catalog.File) error {
+	var errs []error
 	t, err := samtemplate.Parse([]byte(out))
 	if err != nil {
 		return fmt.Errorf("the generated template does not parse: %w", err)

@@ -236,21 +236,3 @@ func (d *doc) fill(name string, body []string) (*doc, error) {
 	out = append(out, d.lines[r.end+1:]...)
 	return parse(strings.Join(out, "\n") + "\n")
 }
-
-// outside returns the template's lines that are not in any region, each
-// with its line number: what belongs to the project.
-func (d *doc) outside() []string {
-	var out []string
-	in := map[int]bool{}
-	for _, r := range d.regions {
-		for i := r.begin; i <= r.end; i++ {
-			in[i] = true
-		}
-	}
-	for i, l := range d.lines {
-		if !in[i] {
-			out = append(out, l)
-		}
-	}
-	return out
-}

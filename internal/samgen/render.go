@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/agentcore"
@@ -74,7 +75,11 @@ func viewOf(e catalog.Entry) (toolView, error) {
 		v.Description += " — " + summary
 	}
 	if len(v.Description) > 256 { // Lambda's limit
-		v.Description = v.Description[:253] + "..."
+		cut := 253
+		for !utf8.RuneStart(v.Description[cut]) { // never half a character
+			cut--
+		}
+		v.Description = v.Description[:cut] + "..."
 	}
 	seen := map[string]bool{}
 	for _, t := range d.Tables {

@@ -1,0 +1,15 @@
+// Package boundarytest holds the test that keeps the framework apart from
+// its demo (DESIGN.md §1 and §8: the demo is a user of mcpfn like any
+// other, and nothing in mcpfn names it). The demo is handlers/ and
+// functions/; every other package of the module — the framework, its
+// commands, its internal packages, the test kits and the repository's own
+// tests — must build, and build its tests, without
+// github.com/mcpfn/mcpfn/handlers anywhere in its dependencies. A project of
+// a user's own has no handlers package to lean on; what mcpfn needs of a
+// project's tools it reads from their declarations (the catalog file), as
+// it does here.
+//
+// The test asks `go list -deps -test` for the whole graph, so an import
+// through any number of packages counts, and names the chain that reaches
+// the demo.
+package boundarytest
