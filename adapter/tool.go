@@ -127,6 +127,7 @@ type Tool struct {
 	// marshals itself, so a value of type Out always matches it and step 7
 	// can skip re-validating the handler's own typed output.
 	outputTrusted bool
+	outNils       *emptyNils // nil: no nil of Out is written empty
 
 	// bind decodes validated arguments into In and returns the handler call
 	// for them. Decoding happens on the caller's goroutine: the handler's
@@ -233,6 +234,7 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 		scopes: append([]string(nil), d.Scopes...), tasks: tasks, taskAfterInput: d.TaskAfterInput, needs: append([]CredentialNeed(nil), d.Credentials...),
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
+		outNils:       newEmptyNils(reflect.TypeFor[Out](), out),
 		bind: func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error) {
 			var v In
 			if err := json.Unmarshal(args, &v); err != nil {
@@ -257,7 +259,7 @@ func schemaFor[T any](given *jsonschema.Schema) (*jsonschema.Schema, error) {
 	if rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
-	return jsonschema.ForType(rt, &jsonschema.ForOptions{})
+	return inferSchema(rt)
 }
 
 // Name returns the tool's name.
