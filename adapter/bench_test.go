@@ -61,3 +61,45 @@ func BenchmarkAdapter(b *testing.B) {
 		}
 	}
 }
+
+// shelfOut is an output with slices at two depths, as a list tool returns
+// them.
+type shelfOut struct {
+	Widgets []shelfWidget `json:"widgets"`
+	Next    string        `json:"next,omitempty"`
+}
+
+type shelfWidget struct {
+	ID   string   `json:"id"`
+	Tags []string `json:"tags"`
+}
+
+// BenchmarkAdapterSliceOutput is BenchmarkAdapter for a tool whose output
+// holds slices: "filled" has none nil, "nil" has a nil slice in each of its
+// 20 widgets (written as [] since decision 0028).
+func BenchmarkAdapterSliceOutput(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		tags []string
+	}{{"filled", []string{"blue"}}, {"nil", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			out := shelfOut{Widgets: make([]shelfWidget, 20)}
+			for i := range out.Widgets {
+				out.Widgets[i] = shelfWidget{ID: "w-" + string(rune('a'+i)), Tags: c.tags}
+			}
+			tool := adapter.MustDefine(adapter.ToolDef[widgetIn, shelfOut]{
+				Name:    "widget_update",
+				Handler: func(context.Context, *adapter.Call, widgetIn) (shelfOut, error) { return out, nil },
+			})
+			ctx := benchCtx(b)
+			h := lambda.NewHandler(newFunction(tool))
+			payload := envelopeOf(b, "bench-call", "widget_update", map[string]any{"entityId": "w-1"}, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.Invoke(ctx, payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -44,7 +44,9 @@
 //     (step 3), bounded.go (a step under the call's deadline, panics
 //     recovered), multiround.go ([RequireInput] and the sealed request state);
 //   - result.go: the MCP CallToolResult, checking the output schema
-//     (content.go: outputs made of content blocks — images, audio, resources);
+//     (content.go: outputs made of content blocks — images, audio, resources;
+//     nilempty.go: a nil slice or map of the output written [] or {}, as
+//     the schema portable.go infers says — decision 0028);
 //   - errors.go: the [Error] a caller sees, and the scrubbing of everything else;
 //   - audit.go: the audit stage, an ordinary hook set that turns the call into
 //     rows for a [Recorder]; auditenv.go builds one from the environment and,

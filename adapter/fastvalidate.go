@@ -9,7 +9,8 @@ import (
 
 // A fastSchema is an input schema that uses only the keywords of an inferred
 // schema (type, properties, required, additionalProperties, items, and the
-// bounds of fixed-size integers; title and description annotate). It checks
+// bounds of fixed-size integers; title, description and the contentEncoding
+// of a []byte annotate, and jsonschema-go asserts none of them). It checks
 // the arguments' bytes directly, without decoding them into a map. It is a
 // shortcut, not a second validator: it answers "valid" only for arguments
 // jsonschema-go also accepts, and for anything else — invalid, or outside
@@ -62,7 +63,7 @@ func compileFastAt(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 		return nil, false
 	}
 	rest := *s
-	rest.Title, rest.Description, rest.PropertyOrder = "", "", nil
+	rest.Title, rest.Description, rest.PropertyOrder, rest.ContentEncoding = "", "", nil, ""
 	rest.Type, rest.Types = "", nil
 	rest.Properties, rest.Required, rest.AdditionalProperties, rest.Items = nil, nil, nil, nil
 	rest.Minimum, rest.Maximum = nil, nil

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -18,6 +19,11 @@ type fastNested struct {
 	Any   any               `json:"any,omitempty"`
 	Sub   *fastFlat         `json:"sub,omitempty"`
 	Raw   map[string]string `json:"raw"`
+}
+
+type fastPortable struct {
+	fastNested
+	Blob []byte `json:"blob,omitempty"`
 }
 
 type fastFlat struct {
@@ -37,10 +43,16 @@ func fastCases(t testing.TB) []*jsonschema.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The schema Define infers: no null for a slice, a map or an omitted
+	// pointer; a []byte is a base64 string.
+	portable, err := inferSchema(reflect.TypeFor[fastPortable]())
+	if err != nil {
+		t.Fatal(err)
+	}
 	withEnum := flat.CloneSchemas()
 	withEnum.Properties["note"].Enum = []any{"a"}
 	open := &jsonschema.Schema{Type: "object", Required: []string{"x"}}
-	return []*jsonschema.Schema{flat, nested, withEnum, open}
+	return []*jsonschema.Schema{flat, nested, withEnum, open, portable}
 }
 
 var fastSeeds = []string{
@@ -53,6 +65,7 @@ var fastSeeds = []string{
 	`{"name":"n","raw":{},"sub":{"entityId":"m"},"any":{"z":[null,false]}}`, `{"name":"n","raw":{},"sub":{"note":"m"}}`, `{"x":1e400}`,
 	`{"x":"\udc00"}`, "{\"x\":\"\xff\"}", `{"x":[1,2,]}`, `{"x":01}`, `{"x":-}`, `{"x":1}`, `[]`, `{"x":"a"} x`,
 	`{"entityId":"w-1","sleepMs":123456789012345678}`, `{"entityId":"w-1","sleepMs":-0}`,
+	`{"name":"n","raw":{},"blob":"aGk="}`, `{"name":"n","raw":{},"blob":null}`, `{"name":"n","raw":{},"blob":[104]}`,
 }
 
 // checkFast: whenever the fast path says valid, decoding into a value
@@ -81,6 +94,9 @@ func TestFastSchemaAcceptsOnlyWhatJSONSchemaAccepts(t *testing.T) {
 	cases := fastCases(t)
 	if compileFast(cases[2]) != nil {
 		t.Error("a schema with enum must not take the fast path")
+	}
+	if compileFast(cases[4]) == nil {
+		t.Error("an inferred schema with a []byte must take the fast path")
 	}
 	accepted := 0
 	for _, s := range cases {

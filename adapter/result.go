@@ -35,6 +35,7 @@ func (f *Function) successResult(output any, validate bool) (json.RawMessage, er
 	if err != nil {
 		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output cannot be marshalled: %w", err))
 	}
+	raw = f.tool.outNils.apply(output, raw)
 	if validate {
 		var generic any
 		if err := json.Unmarshal(raw, &generic); err != nil {

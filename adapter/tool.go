@@ -144,6 +144,7 @@ type Tool struct {
 	// marshals itself, so a value of type Out always matches it and step 7
 	// can skip re-validating the handler's own typed output.
 	outputTrusted bool
+	outNils       *emptyNils // nil: no nil of Out is written empty
 
 	// bind decodes validated arguments into In and returns the handler call
 	// for them. Decoding happens on the caller's goroutine: the handler's
@@ -229,6 +230,7 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 		deploy:   deploy,
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
+		outNils:       newEmptyNils(reflect.TypeFor[Out](), out),
 		bind:          binder(d.Handler),
 	}, nil
 }
@@ -259,7 +261,7 @@ func schemaFor[T any](given *jsonschema.Schema) (*jsonschema.Schema, error) {
 	if rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
-	return jsonschema.ForType(rt, &jsonschema.ForOptions{})
+	return inferSchema(rt)
 }
 
 // Name returns the tool's name.

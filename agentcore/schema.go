@@ -47,8 +47,8 @@ func Definition(t *adapter.Tool) (ToolDefinition, error) {
 }
 
 // convert maps a JSON Schema onto AgentCore's subset. A nullable type
-// (["null", "array"], as jsonschema-go infers for slices) keeps its non-null
-// member: AgentCore has one type per schema.
+// (["null", "string"], as the adapter infers for a pointer written as null)
+// keeps its non-null member: AgentCore has one type per schema.
 func convert(s *jsonschema.Schema) (*SchemaDefinition, error) {
 	if s == nil {
 		return nil, nil
