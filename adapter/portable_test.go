@@ -89,7 +89,9 @@ func schemaEqual(t *testing.T, what string, s *jsonschema.Schema, want string) {
 }
 
 func TestInferredSchemasAllowNullOnlyWhereNullIsWritten(t *testing.T) {
-	tool := adapter.Declare(adapter.ToolDef[portableShapes, portableShapes]{Name: "shapes"}, func(struct{}, context.Context, *adapter.Call, portableShapes) (portableShapes, error) { return portableShapes{}, nil }).Tool()
+	tool := adapter.Declare(adapter.ToolDef[portableShapes, portableShapes]{Name: "shapes"}, func(struct{}, context.Context, *adapter.Call, portableShapes) (portableShapes, error) {
+		return portableShapes{}, nil
+	}).Tool()
 	for _, s := range []*jsonschema.Schema{tool.InputSchema(), tool.OutputSchema()} {
 		// Only pointers whose nil encoding/json writes as null: a field
 		// without omitempty, a slice element, a map value, the pointer
@@ -128,7 +130,9 @@ func TestGivenSchemasAreLeftAsGiven(t *testing.T) {
 	given := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
 		"tags": {Types: []string{"null", "array"}, Items: &jsonschema.Schema{Type: "string"}},
 	}}
-	tool := adapter.Declare(adapter.ToolDef[portableLeaf, portableLeaf]{Name: "given", InputSchema: given, OutputSchema: given}, func(struct{}, context.Context, *adapter.Call, portableLeaf) (portableLeaf, error) { return portableLeaf{}, nil }).Tool()
+	tool := adapter.Declare(adapter.ToolDef[portableLeaf, portableLeaf]{Name: "given", InputSchema: given, OutputSchema: given}, func(struct{}, context.Context, *adapter.Call, portableLeaf) (portableLeaf, error) {
+		return portableLeaf{}, nil
+	}).Tool()
 	for _, s := range []*jsonschema.Schema{tool.InputSchema(), tool.OutputSchema()} {
 		schemaEqual(t, "given", s, `{"type":"object","properties":{"tags":{"type":["null","array"],"items":{"type":"string"}}}}`)
 	}

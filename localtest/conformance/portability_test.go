@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/gateway"
-	"github.com/mcpfn/mcpfn/handlers"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/localtest/conformance"
 	"github.com/mcpfn/mcpfn/taskstore"
@@ -28,7 +28,17 @@ import (
 // so the gateway runs in-process without the local stack.
 func TestInspectorStrictFindsEverySchemaPortable(t *testing.T) {
 	node, main := requireNode(t, inspectorMain)
-	tools := append(handlers.Catalog(), conformance.Catalog()...)
+	// The project's tools as its gateway lists them: this repository's
+	// catalog (the demo's), built from the functions' own declarations.
+	cat, err := catalog.Load("../../" + catalog.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := cat.Declared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := append(project, conformance.Catalog()...)
 	fns := map[string]string{}
 	for _, tl := range tools {
 		fns[tl.Name()] = "fn-" + tl.Name()
