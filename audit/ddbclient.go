@@ -4,7 +4,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/mcpfn/mcpfn/internal/ddbcrc"
+	"github.com/mcpfn/mcpfn/ddbcrc"
 )
 
 // NewDynamoClient returns the DynamoDB client [NewFromEnv] and the CLI use:

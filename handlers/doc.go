@@ -1,21 +1,25 @@
 // Package handlers is the demo application's business logic: broadcasts,
 // short messages posted to a channel, kept in a DynamoDB table of their own.
 //
-// It defines four tools — broadcast_create, broadcast_get, broadcast_list and
-// broadcast_delete — each deployed as its own Lambda function
-// (functions/<tool>/main.go) with its own IAM role. The handlers know nothing
-// of Lambda, MCP or audit: typed input in, typed output or an *adapter.Error
-// out, and the broadcast id recorded as the call's "entityId" dimension so
-// the audit can find every call on a broadcast.
+// It defines five tools — broadcast_create, broadcast_get, broadcast_list,
+// broadcast_delete and the long-running broadcast_digest — each deployed as
+// its own Lambda function (functions/<tool>/main.go) with its own IAM role.
+// The handlers know nothing of Lambda, MCP or audit: typed input in, typed
+// output or an *adapter.Error out, and the broadcast id recorded as the
+// call's "entityId" dimension so the audit can find every call on a
+// broadcast.
 //
-// Each tool is declared once in tools.go: an [adapter.ToolDef] (name,
-// description, annotations, scopes, schema refinements) and its handler, a
-// method of the [Store] it needs. [Catalog] lists the definitions, declared
-// without any store, for the gateway's tools/list and the generated AgentCore
-// schemas and policies. A function binds its one tool to a real store in its
-// main:
+// The demo is a project like any that uses mcpfn: each tool is one
+// adapter.Declare in tools.go or digest.go — its definition (name,
+// description, annotations, scopes, schema refinements, and the actions it
+// calls on BroadcastsTable) and its handler, a method of the [Store] it
+// needs — and its function's main binds it:
 //
-//	adapter.Start(handlers.BroadcastCreate(handlers.MustStoreFromEnv()))
+//	func main() { adapter.Serve(handlers.Create, handlers.StoreFromEnv) }
+//
+// `mcpfn template` generates template.yaml's mcpfn regions and
+// mcpfn-tools.json from those declarations; the tests call the tools with
+// mcpfntest.
 //
 // Three choices shape the domain:
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/mcpfn/mcpfn/internal/ddbcrc"
+	"github.com/mcpfn/mcpfn/ddbcrc"
 )
 
 // TableEnv names the environment variable holding the broadcasts table's

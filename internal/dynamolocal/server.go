@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/mcpfn/mcpfn/internal/ddbcrc"
+	"github.com/mcpfn/mcpfn/ddbcrc"
 	"github.com/mcpfn/mcpfn/internal/toolcache"
 )
 

@@ -1,5 +1,6 @@
 // Package ddbcrc validates the CRC32 of DynamoDB responses that carry one,
-// and only those.
+// and only those: give a tool's DynamoDB client [Option] when it may talk to
+// DynamoDB Local (mcpfn local, mcpfntest), as the demo's store does.
 //
 // The DynamoDB client of aws-sdk-go-v2 (service/dynamodb v1.74.0,
 // internal/customizations/checksum.go) wraps every response body in a CRC32

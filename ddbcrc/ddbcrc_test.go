@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/mcpfn/mcpfn/internal/ddbcrc"
+	"github.com/mcpfn/mcpfn/ddbcrc"
 )
 
 // server answers every request with body and, when crc is not "", that
