@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -14,66 +16,21 @@ import (
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
-// The pieces of a new tool a developer writes (DESIGN.md §8: handler,
-// main, test, one command): broadcast_count, how many broadcasts a channel
-// holds. Its handler pages through the channel index as broadcast_list
-// does, so it declares the same access.
-var newTool = map[string]string{
-	"handlers/count.go": `package handlers
+// writeATool is the guide whose code blocks are the new tool a developer
+// writes (DESIGN.md §8: handler, main, test, one command): broadcast_count,
+// how many broadcasts a channel holds.
+const writeATool = "docs/guide/write-a-tool.md"
 
-import (
-	"context"
-
-	"github.com/mcpfn/mcpfn/adapter"
-)
-
-// CountInput is broadcast_count's input.
-type CountInput struct {
-	Channel string ` + "`json:\"channel\" jsonschema:\"the channel to count\"`" + `
-}
-
-// CountOutput is broadcast_count's output.
-type CountOutput struct {
-	Count int ` + "`json:\"count\" jsonschema:\"broadcasts in the channel\"`" + `
-}
-
-// Count is broadcast_count.
-var Count = adapter.Declare(adapter.ToolDef[CountInput, CountOutput]{
-	Name:        "broadcast_count",
-	Title:       "Count a channel's broadcasts",
-	Description: "Returns how many broadcasts a channel holds.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	RefineInput: adapter.Refine{"channel": channelSchema},
-	Tables:      broadcastsTable(ChannelIndex, "Query"),
-}, (*Store).count)
-
-func (store *Store) count(ctx context.Context, call *adapter.Call, in CountInput) (CountOutput, error) {
-	call.SetDimension(DimensionEntity, in.Channel)
-	n, cursor := 0, ""
-	for {
-		page, err := store.List(ctx, in.Channel, maxListLimit, cursor)
-		if err != nil {
-			return CountOutput{}, toolError(err)
-		}
-		n += len(page.Items)
-		if page.NextCursor == "" {
-			return CountOutput{Count: n}, nil
-		}
-		cursor = page.NextCursor
+// guideFiles returns the code blocks of a guide that start with the file
+// they hold ("// handlers/count.go"), by path, without that line.
+func guideFiles(t *testing.T, page string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	re := regexp.MustCompile("(?s)```go\n// ([A-Za-z0-9_./-]+[.]go)\n(.*?)```")
+	for _, m := range re.FindAllStringSubmatch(page, -1) {
+		out[m[1]] = m[2]
 	}
-}
-`,
-	"functions/broadcast_count/main.go": `// Command broadcast_count is the Lambda function of the broadcast_count tool.
-package main
-
-import (
-	"github.com/mcpfn/mcpfn/adapter"
-	"github.com/mcpfn/mcpfn/handlers"
-)
-
-func main() { adapter.Serve(handlers.Count, handlers.StoreFromEnv) }
-`,
+	return out
 }
 
 // TestANewToolNeedsOnlyItsCodeAndOneCommand: in a copy of this repository
@@ -89,6 +46,16 @@ func TestANewToolNeedsOnlyItsCodeAndOneCommand(t *testing.T) {
 		t.Skip("builds every tool function of a copy of the repository; skipped with -short")
 	}
 	dir := copyRepository(t)
+	page, err := os.ReadFile(filepath.Join(dir, writeATool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newTool := guideFiles(t, string(page))
+	for _, want := range []string{"handlers/count.go", "functions/broadcast_count/main.go", "handlers/count_test.go"} {
+		if _, ok := newTool[want]; !ok {
+			t.Fatalf("%s has no code block for %s", writeATool, want)
+		}
+	}
 	for rel, code := range newTool {
 		path := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -169,6 +136,12 @@ func TestANewToolNeedsOnlyItsCodeAndOneCommand(t *testing.T) {
 	stdout, stderr, err = runMcpfn(t, dir, cache, "template")
 	if err != nil || strings.Contains(stdout, "wrote") {
 		t.Errorf("a second mcpfn template: %v\n%s%s", err, stdout, stderr)
+	}
+	// The guide's test compiles against the tool it tests.
+	vet := exec.Command("go", "vet", "./handlers/")
+	vet.Dir = dir
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Errorf("go vet ./handlers/ with the guide's test: %v\n%s", err, out)
 	}
 }
 
