@@ -14,8 +14,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/mcpfn/mcpfn/adapter/internal/lambdaext"
 	"github.com/mcpfn/mcpfn/audit"
-	"github.com/mcpfn/mcpfn/internal/lambdaext"
 )
 
 // EnvAuditMode says when a call's final audit row is written:

@@ -11,7 +11,6 @@ import (
 	json "github.com/segmentio/encoding/json"
 
 	"github.com/mcpfn/mcpfn/audit"
-	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // Issue is one problem found validating arguments. It names where and which
@@ -82,16 +81,16 @@ func (iss Issue) String() string {
 
 // Keyword-specific reading of a jsonschema-go error message ("type: <value>
 // has type "string", want "integer""): each keeps the schema's side of the
-// message and drops the value's rendering. Compiled on first use (lazyre):
+// message and drops the value's rendering. Compiled on first use (lazyRegexp):
 // only a call with invalid arguments needs them.
 var (
-	reTypeMsg    = lazyre.New(`^type: .* (has type "[^"]*", want .*)$`)
-	reEnumMsg    = lazyre.New(`^enum: .* does not equal any of: (.*)$`)
-	reConstMsg   = lazyre.New(`^const: .* does not equal (.*)$`)
-	reLengthMsg  = lazyre.New(`^(minLength|maxLength): .* contains (\d+) Unicode code points, (.*)$`)
-	rePatternMsg = lazyre.New(`^pattern: .* does not match regular expression (.*)$`)
-	reNumberMsg  = lazyre.New(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): \S+ (is .*)$`)
-	reKeyword    = lazyre.New(`^([a-zA-Z]+)(\[[^\]]*\])?: `)
+	reTypeMsg    = lazyRegexp(`^type: .* (has type "[^"]*", want .*)$`)
+	reEnumMsg    = lazyRegexp(`^enum: .* does not equal any of: (.*)$`)
+	reConstMsg   = lazyRegexp(`^const: .* does not equal (.*)$`)
+	reLengthMsg  = lazyRegexp(`^(minLength|maxLength): .* contains (\d+) Unicode code points, (.*)$`)
+	rePatternMsg = lazyRegexp(`^pattern: .* does not match regular expression (.*)$`)
+	reNumberMsg  = lazyRegexp(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf): \S+ (is .*)$`)
+	reKeyword    = lazyRegexp(`^([a-zA-Z]+)(\[[^\]]*\])?: `)
 )
 
 // countOnly are keywords whose messages hold counts, indices and the

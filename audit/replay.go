@@ -10,8 +10,6 @@ import (
 	"io"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // ReplayStats counts what [Replay] did.
@@ -102,7 +100,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 // timestamp (RFC 3339, with or without fraction and zone), then either
 // Lambda's text format "\t<request id>\t<LEVEL>\t" or blanks and an
 // optional log stream name ("2026/11/29/[$LATEST]abc…").
-var logPrefix = lazyre.New(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?(?:\t[0-9A-Za-z-]{1,64}\t[A-Z]{1,8}\t|[ \t]+(?:[^\s{]{1,256}[ \t]+)?)`)
+var logPrefix = lazyRegexp(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?(?:\t[0-9A-Za-z-]{1,64}\t[A-Z]{1,8}\t|[ \t]+(?:[^\s{]{1,256}[ \t]+)?)`)
 
 // parseFallbackLine returns the fallback rows one log line carries: one for a
 // fallback line (bare or after a log prefix) or a structured log line whose

@@ -3,26 +3,24 @@ package audit
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // Free text (an error message, a raw error, a validation issue) is scrubbed
 // word by word: what [IsSecretValue] calls secret-shaped is masked wherever
 // it stands, and so is the value of a "key=value", "key: value" or
 // "\"key\":\"value\"" whose key names a secret (see [IsSecretKey]). The
-// expressions are compiled on first use (lazyre), not at cold start.
+// expressions are compiled on first use (lazyRegexp), not at cold start.
 var (
 	// An authorization scheme and its credential.
-	reAuthScheme = lazyre.New(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9+/=._~-]+`)
+	reAuthScheme = lazyRegexp(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9+/=._~-]+`)
 	// A key and its separator (=, :, quoted or escaped-quoted); the value
 	// follows. The value is not part of the match, so a value can itself
 	// start the next key ("dial: password=x").
-	reKeySep = lazyre.New(`([A-Za-z_][A-Za-z0-9_.-]{0,63})(\\?"?\s*[:=]\s*\\?"?)`)
+	reKeySep = lazyRegexp(`([A-Za-z_][A-Za-z0-9_.-]{0,63})(\\?"?\s*[:=]\s*\\?"?)`)
 	// A word of token characters long enough to be a secret.
-	reTokenWord = lazyre.New(`[A-Za-z0-9+/=._~-]{16,}`)
+	reTokenWord = lazyRegexp(`[A-Za-z0-9+/=._~-]{16,}`)
 	// A PEM private key, to its end or the end of the text.
-	rePEM = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
+	rePEM = lazyRegexp(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
 )
 
 // SanitizeText masks what the sanitiser would mask in free text and caps

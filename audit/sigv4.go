@@ -16,13 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
-
-	"github.com/mcpfn/mcpfn/internal/lazyre"
 )
 
 // xrayOTLPHost is X-Ray's OTLP endpoint, xray.<region>.amazonaws.com,
 // which takes OTLP/HTTP only SigV4-signed.
-var xrayOTLPHost = lazyre.New(`^xray\.([a-z0-9-]+)\.amazonaws\.com$`)
+var xrayOTLPHost = lazyRegexp(`^xray\.([a-z0-9-]+)\.amazonaws\.com$`)
 
 // sigv4RegionOf returns the region of an X-Ray OTLP endpoint URL, or "".
 func sigv4RegionOf(endpoint string) string {

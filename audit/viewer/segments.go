@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/xray"
 
-	"github.com/mcpfn/mcpfn/internal/xraydoc"
+	"github.com/mcpfn/mcpfn/audit/xraydoc"
 )
 
 // Segment is one X-Ray segment or subsegment of a trace, flattened out of

@@ -24,7 +24,7 @@ import (
 	"net"
 	"sync"
 
-	"github.com/mcpfn/mcpfn/internal/xraydoc"
+	"github.com/mcpfn/mcpfn/audit/xraydoc"
 )
 
 // Document is one received segment or subsegment (package xraydoc says

@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/mcpfn/mcpfn/internal/lambdaext"
+	"github.com/mcpfn/mcpfn/adapter/internal/lambdaext"
 	"github.com/mcpfn/mcpfn/internal/toolcache"
 )
 

@@ -3,7 +3,7 @@ package xraydoc_test
 import (
 	"testing"
 
-	"github.com/mcpfn/mcpfn/internal/xraydoc"
+	"github.com/mcpfn/mcpfn/audit/xraydoc"
 )
 
 // TestParseFillsNestedSubsegments: a subsegment nested in its segment gets
