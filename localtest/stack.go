@@ -234,8 +234,12 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	specs := cfg.Functions
 	if specs == nil {
-		if specs, err = names.templateFunctions(toolOf, s.cat, filepath.Join(s.root, catalog.FileName)); err != nil {
+		var skipped []string
+		if specs, skipped, err = names.templateFunctions(toolOf, s.cat, filepath.Join(s.root, catalog.FileName)); err != nil {
 			return nil, err
+		}
+		for _, id := range skipped {
+			s.logf("not run: %s (no Go main package at its CodeUri; the stack builds tools, mcpfn's functions and Go functions of your own)", id)
 		}
 		for i := range specs {
 			specs[i].EventInvoke = names.eventInvokeConfig(specs[i].LogicalID)

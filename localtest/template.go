@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpfn/mcpfn/catalog"
+	"github.com/mcpfn/mcpfn/internal/project"
 	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
@@ -113,17 +114,18 @@ func (n *localNames) intProperty(logicalID, prop string, def int) int {
 // named by logical ID. A tool function's package is the one the catalog
 // names; the AgentCore interceptor is mcpfn's own, with the catalog beside
 // it as deployed; any other function is functions/<dir>, as `mcpfn build`
-// finds it. toolOf maps a function to the tool the gateway's
+// finds it; a function of the project's own without a Go main package at
+// its CodeUri is skipped (it is built by a Makefile rule of the project's).
+// toolOf maps a function to the tool the gateway's
 // MCPFN_TOOL_FUNCTIONS routes to it.
-func (n *localNames) templateFunctions(toolOf map[string]string, cat *catalog.File, catalogPath string) ([]FunctionSpec, error) {
-	var specs []FunctionSpec
+func (n *localNames) templateFunctions(toolOf map[string]string, cat *catalog.File, catalogPath string) (specs []FunctionSpec, skipped []string, err error) {
 	for _, id := range n.t.LogicalIDs(typeFunction) {
 		if id == gatewayID {
 			continue
 		}
 		env, err := n.environment(id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k, v := range n.loggingEnv(id) {
 			if _, set := env[k]; !set {
@@ -139,8 +141,11 @@ func (n *localNames) templateFunctions(toolOf map[string]string, cat *catalog.Fi
 		default:
 			if e, ok := toolEntry(cat, id); ok {
 				pkg = e.Package
-			} else {
-				pkg = "./functions/" + functionDir(filepath.Dir(n.t.Path), id)
+			} else if pkg = n.ownFunction(id); pkg == "" {
+				// Built by a Makefile rule of the project's own: not
+				// something the stack knows how to build.
+				skipped = append(skipped, id)
+				continue
 			}
 		}
 		specs = append(specs, FunctionSpec{
@@ -155,7 +160,7 @@ func (n *localNames) templateFunctions(toolOf map[string]string, cat *catalog.Fi
 			MaxConcurrency: n.intProperty(id, "ReservedConcurrentExecutions", 0),
 		})
 	}
-	return specs, nil
+	return specs, skipped, nil
 }
 
 // The AgentCore interceptor of mcpfn's skeleton and its code.
@@ -164,20 +169,12 @@ const (
 	interceptorPackage = "github.com/mcpfn/mcpfn/cmd/mcpfn-interceptor"
 )
 
-// functionDir is the functions/ directory `mcpfn build` builds for a
-// logical id that is not a tool's: the one holding a main.go whose name,
-// without underscores and dashes, is the id without "Function", ignoring
-// case. Without one it is that lower-cased name, which the build then
-// reports as missing.
-func functionDir(root, logicalID string) string {
-	stem := strings.ToLower(strings.TrimSuffix(logicalID, "Function"))
-	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
-	for _, m := range mains {
-		if dir := filepath.Base(filepath.Dir(m)); strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(dir)) == stem {
-			return dir
-		}
-	}
-	return stem
+// ownFunction is the Go main package of a function of the project's own
+// (its CodeUri's directory), "" when it has none.
+func (n *localNames) ownFunction(logicalID string) string {
+	r, _ := n.t.Resource(logicalID)
+	codeURI, _ := r.Properties["CodeUri"].(string)
+	return (&project.Project{Root: filepath.Dir(n.t.Path)}).OwnFunction(codeURI)
 }
 
 // sortedKeys is for deterministic environments and messages.

@@ -35,7 +35,7 @@ func TestTemplateFunctions(t *testing.T) {
 		toolOf[fn] = tool
 	}
 	cat := repoCatalog(t)
-	specs, err := n.templateFunctions(toolOf, cat, "mcpfn-tools.json")
+	specs, _, err := n.templateFunctions(toolOf, cat, "mcpfn-tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestAgentCoreWiringFromTemplate(t *testing.T) {
 			t.Errorf("target %s → %q, want %s", k, got[k], v)
 		}
 	}
-	specs, err := newLocalNames(tmpl, false).templateFunctions(map[string]string{}, repoCatalog(t), "/x/mcpfn-tools.json")
+	specs, _, err := newLocalNames(tmpl, false).templateFunctions(map[string]string{}, repoCatalog(t), "/x/mcpfn-tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}

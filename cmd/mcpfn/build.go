@@ -83,10 +83,11 @@ func buildFunction(ctx context.Context, p *project.Project, t *samtemplate.Templ
 		}
 	}
 	if pkg == "" {
-		pkg = ownFunction(p, id)
+		codeURI, _ := r.Properties["CodeUri"].(string)
+		pkg = p.OwnFunction(codeURI)
 	}
 	if pkg == "" {
-		return fmt.Errorf("no code for %s: a tool function is functions/<tool>/main.go (then run `mcpfn template`); a function of your own is functions/<name>/main.go, its name the logical id without \"Function\" in snake case", id)
+		return fmt.Errorf("no code for %s: a tool function is functions/<tool>/main.go (then run `mcpfn template`); a function of your own needs a CodeUri that is its Go main package's directory, or a `build-%s` rule of your own in the Makefile", id, id)
 	}
 	arch, err := architecture(t, r)
 	if err != nil {
@@ -116,20 +117,6 @@ func buildFunction(ctx context.Context, p *project.Project, t *samtemplate.Templ
 		return os.WriteFile(filepath.Join(dir, catalog.FileName), b, 0o644)
 	}
 	return nil
-}
-
-// ownFunction finds functions/<dir> for a function of the project's own
-// (not a tool): <dir> without '_' and '-' is the logical id without
-// "Function", ignoring case (OrdersWorkerFunction → functions/orders_worker).
-func ownFunction(p *project.Project, id string) string {
-	stem := strings.ToLower(strings.TrimSuffix(id, "Function"))
-	fns, _ := p.Functions()
-	for _, fn := range fns {
-		if strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(fn)) == stem {
-			return project.Package(fn)
-		}
-	}
-	return ""
 }
 
 // architecture is the GOARCH of a function's Architectures (Lambda's

@@ -7,6 +7,7 @@ package project
 
 import (
 	"crypto/sha256"
+	"go/build"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -123,4 +124,21 @@ func (p *Project) BuildDir() (string, error) {
 	}
 	sum := sha256.Sum256([]byte(p.Root))
 	return filepath.Join(c, "projects", hex.EncodeToString(sum[:6]), "bin"), nil
+}
+
+// OwnFunction is the Go main package of a function of the project's own (not
+// a tool, not mcpfn's skeleton), from its CodeUri: the directory, relative to
+// the root, when it holds a main package ("./workers/orders"); "" when it
+// does not (a function built some other way, e.g. by a Makefile rule of the
+// project's own).
+func (p *Project) OwnFunction(codeURI string) string {
+	rel := filepath.Clean(filepath.FromSlash(strings.TrimSpace(codeURI)))
+	if codeURI == "" || filepath.IsAbs(rel) || rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	pkg, err := build.ImportDir(filepath.Join(p.Root, rel), 0)
+	if err != nil || pkg.Name != "main" {
+		return ""
+	}
+	return "./" + filepath.ToSlash(rel)
 }
