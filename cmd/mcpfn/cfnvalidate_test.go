@@ -51,7 +51,7 @@ func TestTemplateCheckRunsTheValidator(t *testing.T) {
 // rule, resource and message; -no-validate and a machine without Node.js
 // pass it, saying the validator was skipped.
 func TestTemplateCheckFailsOnAValidatorError(t *testing.T) {
-	p, gen, line := brokenProject(t)
+	p, gen, line := projectWith(t, "  BroadcastsTable:\n    Type: AWS::DynamoDB::Table\n    Properties:\n", "      NotAProperty: true\n")
 	finding := fmt.Sprintf("template.yaml:%d: FATAL F3002 BroadcastsTable Properties.NotAProperty: Additional properties are not allowed ('NotAProperty' was unexpected)\n", line)
 
 	t.Run("validated", func(t *testing.T) {
@@ -88,24 +88,23 @@ func TestTemplateCheckFailsOnAValidatorError(t *testing.T) {
 	})
 }
 
-// brokenProject is this repository's template.yaml, mcpfn-tools.json and
-// events/ in a temporary project, with a property BroadcastsTable (not
-// mcpfn's) does not have, at the line returned, and what `mcpfn template`
-// generates there: the same files, so only the validator has something to
-// say.
-func brokenProject(t *testing.T) (*project.Project, *generated, int) {
+// projectWith is this repository's template.yaml, mcpfn-tools.json and
+// events/ in a temporary project, with insert at the line returned, after
+// anchor (outside mcpfn's regions), and what `mcpfn template` generates
+// there: the same files, so only the validator has something to say.
+func projectWith(t *testing.T, anchor, insert string) (*project.Project, *generated, int) {
 	t.Helper()
 	repo, err := project.Find(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const table = "  BroadcastsTable:\n    Type: AWS::DynamoDB::Table\n    Properties:\n"
 	tmpl := readFile(t, repo.TemplatePath())
-	if !strings.Contains(tmpl, table) {
-		t.Fatalf("%s has no %q", repo.TemplatePath(), table)
+	at := strings.Index(tmpl, anchor)
+	if at < 0 {
+		t.Fatalf("%s has no %q", repo.TemplatePath(), anchor)
 	}
-	at := strings.Index(tmpl, table) + len(table)
-	tmpl = tmpl[:at] + "      NotAProperty: true\n" + tmpl[at:]
+	at += len(anchor)
+	tmpl = tmpl[:at] + insert + tmpl[at:]
 	line := strings.Count(tmpl[:at], "\n") + 1
 	catJSON, err := os.ReadFile(repo.CatalogPath())
 	if err != nil {
@@ -126,6 +125,26 @@ func brokenProject(t *testing.T) (*project.Project, *generated, int) {
 		t.Fatal(err)
 	}
 	return p, &generated{catalogPath: p.CatalogPath(), templatePath: p.TemplatePath(), catalog: cat, catalogJSON: catJSON, template: []byte(tmpl)}, line
+}
+
+// A WARN finding outside mcpfn's regions (a hard-coded availability zone)
+// is printed and counted, and does not fail -check.
+func TestTemplateCheckShowsValidatorWarnings(t *testing.T) {
+	skipWithoutNode(t)
+	const volume = "  ScratchVolume:\n    Type: AWS::EC2::Volume\n    Properties:\n      Size: 1\n      AvailabilityZone: us-east-1a\n"
+	p, gen, line := projectWith(t, "\nResources:\n", volume)
+	var out, errb bytes.Buffer
+	if code := checkGenerated(t.Context(), p, gen, true, &out, &errb); code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{
+		fmt.Sprintf("template.yaml:%d: WARN W3010 ScratchVolume Properties.AvailabilityZone: ", line+4),
+		"found no errors in template.yaml (1 warning; not counted: 1 reference to GatewayFunctionUrl",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout:\n%s\nwant %q", out.String(), want)
+		}
+	}
 }
 
 // Only a dangling reference names a logical id, in each of its three
