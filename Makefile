@@ -14,11 +14,12 @@ NODE_TOOLS := tools/node
 all: build
 
 ## deps: Go modules, the npm packages the tests use (the MCP Inspector, the
-## conformance suite, the CloudFormation validator) and Chromium for the
-## audit viewer's browser test (installed with apt when run as root;
-## otherwise it says how). DynamoDB Local and the Runtime Interface Emulator
-## are not here: the tests and `make local` install them on first use into
-## the per-user cache, as for any module using mcpfn (docs/local.md).
+## conformance suite) and Chromium for the audit viewer's browser test
+## (installed with apt when run as root; otherwise it says how). DynamoDB
+## Local, the Runtime Interface Emulator and the CloudFormation validator are
+## not here: the tests, `make local` and `mcpfn template -check` install them
+## on first use into the per-user cache, as for any module using mcpfn
+## (docs/local.md).
 deps: node-deps browser-deps
 	$(GO) mod download
 
@@ -87,7 +88,7 @@ fmt:
 ## template.yaml; fails on any FATAL, ERROR or WARN finding that
 ## templatetest/cfn-validate-excuses.json does not excuse, and on stale excuses.
 ## The same test runs in `make test`.
-validate-template: node-deps
+validate-template:
 	$(GO) test -count=1 -run '^TestCloudFormationValidate' -v ./templatetest/
 
 ## bench: the benchmarks behind docs/benchmarks.md.

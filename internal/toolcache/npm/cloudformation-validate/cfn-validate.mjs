@@ -3,11 +3,12 @@
 // JSON array to stdout: per template its path, the report status, the
 // validator's version and every finding of severity WARN or above.
 //
-// It decides nothing: templatetest (TestCloudFormationValidate, also run by
-// `make validate-template`) reads this output and fails on any finding not
-// excused in templatetest/cfn-validate-excuses.json.
+// It decides nothing. internal/toolcache embeds it, writes it into the
+// validator's install directory (beside node_modules, where its import
+// resolves) and reads its output (toolcache.CloudFormationReport); `mcpfn
+// template -check` and templatetest judge the findings.
 //
-//   node tools/node/cfn-validate.mjs template.yaml [more.yaml ...]
+//   node cfn-validate.mjs template.yaml [more.yaml ...]
 //
 // Exit status: 0 when every template was analysed (findings or not), 2 on
 // bad usage, 1 when the validator itself failed.
