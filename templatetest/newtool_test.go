@@ -130,7 +130,7 @@ func TestANewToolNeedsOnlyItsCodeAndOneCommand(t *testing.T) {
 	}
 	checkEventReachesTheHandler(t, declaredTool(t, e), event, nil)
 
-	if stdout, stderr, err := runMcpfn(t, dir, cache, "template", "-check"); err != nil {
+	if stdout, stderr, err := runMcpfn(t, dir, cache, "template", "-check", "-no-validate"); err != nil {
 		t.Errorf("mcpfn template -check after mcpfn template: %v\n%s%s", err, stdout, stderr)
 	}
 	stdout, stderr, err = runMcpfn(t, dir, cache, "template")
