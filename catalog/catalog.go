@@ -134,7 +134,7 @@ func (f *File) Entry(tool string) (Entry, bool) {
 }
 
 // Prefix is a tool's name in PascalCase, the start of every logical id
-// generated for it: note_add → NoteAdd, broadcast-get → BroadcastGet.
+// generated for it: note_add → NoteAdd, note-search → NoteSearch.
 func Prefix(tool string) string {
 	var b strings.Builder
 	for _, part := range strings.FieldsFunc(tool, func(r rune) bool { return r == '_' || r == '-' }) {

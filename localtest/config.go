@@ -142,7 +142,7 @@ type FunctionSpec struct {
 	Name string
 	// LogicalID is the function's logical ID in template.yaml, if any.
 	LogicalID string
-	// Package is the Go main package to build, e.g. "./functions/broadcast_get"
+	// Package is the Go main package to build, e.g. "./functions/note_add"
 	// (relative to the repository root) or a full import path.
 	Package string
 	// Tool is the MCP tool the function serves, if it is a tool function.

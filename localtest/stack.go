@@ -817,7 +817,7 @@ func (s *Stack) XRayAddr() string { return s.xray.Addr() }
 func (s *Stack) AuditTable() string { return s.auditTable }
 
 // Table returns the local name of the table with the given logical ID
-// (e.g. "BroadcastsTable").
+// (e.g. "NotesTable").
 func (s *Stack) Table(logicalID string) string { return s.tables[logicalID] }
 
 // LogPath is the file a function's stdout and stderr go to
