@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/internal/iam"
+	"github.com/mcpfn/mcpfn/internal/samiam"
+	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
 
 // The oracle: @cloud-copilot/iam-simulate, installed by `make deps` (npm ci
@@ -447,4 +449,118 @@ func sortedNames[V any](m map[string]V) []string {
 		}
 	}
 	return out
+}
+
+// TestTheTemplatesPoliciesAgreeWithTheOracle: every role of template.yaml,
+// as internal/samiam derives it (with SAM's own policies), making every
+// request the stack's functions make and the ones an attacker would, on
+// every table, key and function of the template.
+func TestTheTemplatesPoliciesAgreeWithTheOracle(t *testing.T) {
+	tmpl, err := samtemplate.LoadRepo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := samiam.Derive(tmpl, samiam.LocalValues(tmpl, account, region, map[string]bool{"DeployAgentCore": true}), account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type req struct {
+		action, resource string
+		ctx              map[string]any
+	}
+	var reqs []req
+	tables := tmpl.LogicalIDs("AWS::DynamoDB::Table")
+	var tools []string
+	for _, id := range tmpl.LogicalIDs("AWS::Serverless::Function") {
+		if strings.HasPrefix(id, "Broadcast") {
+			tools = append(tools, id)
+		}
+	}
+	for _, tbl := range tables {
+		arn := "arn:aws:dynamodb:" + region + ":" + account + ":table/" + tbl
+		for _, action := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
+			reqs = append(reqs,
+				req{action, arn, map[string]any{"dynamodb:LeadingKeys": []string{"broadcast_get#c1"}, "dynamodb:Attributes": []string{"rowKey", "tool"}}},
+				req{action, arn, map[string]any{"dynamodb:LeadingKeys": []string{"broadcast_create#c1"}}},
+				req{action, arn, map[string]any{"dynamodb:LeadingKeys": []string{"gateway#c1"}}},
+				req{action, arn, map[string]any{"dynamodb:LeadingKeys": []string{"cancel#x"}}})
+		}
+		reqs = append(reqs, req{"dynamodb:UpdateItem", arn, map[string]any{"dynamodb:LeadingKeys": []string{"broadcast_get#c2"}, "dynamodb:ReturnValues": "ALL_OLD"}},
+			req{"dynamodb:Scan", arn, nil}, req{"dynamodb:Query", arn + "/index/byChannel", map[string]any{"dynamodb:Select": "ALL_ATTRIBUTES"}},
+			req{"dynamodb:Query", arn, map[string]any{"dynamodb:LeadingKeys": []string{"broadcast_list#1"}}})
+	}
+	for _, fn := range tools {
+		secret := "arn:aws:secretsmanager:" + region + ":" + account + ":secret:" + strings.TrimSuffix(fn, "Function") + "CallKey"
+		reqs = append(reqs, req{"secretsmanager:GetSecretValue", secret, map[string]any{"secretsmanager:VersionStage": "AWSCURRENT"}},
+			req{"secretsmanager:PutSecretValue", secret, nil},
+			req{"lambda:InvokeFunction", "arn:aws:lambda:" + region + ":" + account + ":function:" + fn, nil})
+	}
+	reqs = append(reqs, req{"lambda:InvokeFunction", "arn:aws:lambda:" + region + ":" + account + ":function:AgentCoreInterceptorFunction", nil},
+		req{"logs:PutLogEvents", "arn:aws:logs:" + region + ":" + account + ":log-group:/aws/lambda/X:log-stream:s", nil},
+		req{"xray:PutTraceSegments", "*", nil})
+	var cases []oracleCase
+	for _, roleID := range sortedNames(m.Roles) {
+		role := m.Roles[roleID]
+		var ids []any
+		for _, p := range role.Policies {
+			ids = append(ids, policyJSON(p))
+		}
+		for _, r := range reqs {
+			var rp any
+			if p := m.ResourcePolicies[r.resource]; p != nil {
+				rp = policyJSON(p)
+			}
+			cases = append(cases, newCase(roleID+" "+r.action+" "+r.resource, roleID, r.action, r.resource, r.ctx, ids, rp))
+		}
+	}
+	compare(t, cases)
+}
+
+// policyJSON writes a parsed policy back as a document, for the oracle.
+func policyJSON(p *iam.Policy) map[string]any {
+	var stmts []any
+	for _, st := range p.Statements {
+		s := map[string]any{"Effect": string(st.Effect)}
+		if st.Sid != "" {
+			s["Sid"] = st.Sid
+		}
+		if st.NotAction {
+			s["NotAction"] = st.Actions
+		} else {
+			s["Action"] = st.Actions
+		}
+		if st.NotResource {
+			s["NotResource"] = st.Resources
+		} else {
+			s["Resource"] = st.Resources
+		}
+		if pr := st.Principal; pr != nil {
+			if pr.Any {
+				s["Principal"] = "*"
+			} else {
+				m := map[string]any{}
+				if len(pr.AWS) > 0 {
+					m["AWS"] = pr.AWS
+				}
+				if len(pr.Service) > 0 {
+					m["Service"] = pr.Service
+				}
+				s["Principal"] = m
+			}
+		}
+		if len(st.Conditions) > 0 {
+			cond := map[string]any{}
+			for _, c := range st.Conditions {
+				op, _ := cond[c.Operator].(map[string]any)
+				if op == nil {
+					op = map[string]any{}
+					cond[c.Operator] = op
+				}
+				op[c.Key] = c.Values
+			}
+			s["Condition"] = cond
+		}
+		stmts = append(stmts, s)
+	}
+	return map[string]any{"Version": "2012-10-17", "Statement": stmts}
 }
