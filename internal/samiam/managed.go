@@ -46,3 +46,15 @@ func managedPolicy(where, nameOrARN string) (managedPolicyDoc, error) {
 	}
 	return m, nil
 }
+
+// ImplicitRole is the role SAM generates for a function that declares no
+// Policies: SAM's own policies only (AWSLambdaBasicExecutionRole, and
+// AWSXrayWriteOnlyAccess with tracing).
+func ImplicitRole(account, logicalID string, tracing bool) *Role {
+	r := &Role{LogicalID: logicalID, ARN: RoleARN(account, logicalID)}
+	r.Policies = append(r.Policies, managed["AWSLambdaBasicExecutionRole"].policy(logicalID))
+	if tracing {
+		r.Policies = append(r.Policies, managed["AWSXrayWriteOnlyAccess"].policy(logicalID))
+	}
+	return r
+}
