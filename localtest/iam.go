@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
@@ -113,7 +114,12 @@ func (s *Stack) setUpIAM(specs []FunctionSpec, names *localNames) error {
 		id := catalog.Prefix(tool) + "Function"
 		roleOf[sp.Name] = id
 		if !slices.ContainsFunc(fixtures, func(f catalog.Entry) bool { return f.Tool.Name == tool }) {
-			fixtures = append(fixtures, catalog.Entry{Function: id, Package: sp.Package, Tool: def.Declaration()})
+			// A role depends on the tool's name, tables and task support,
+			// never on its schemas, which may be ones AgentCore's target
+			// cannot express (the generator would refuse them).
+			d := def.Declaration()
+			d.InputSchema, d.OutputSchema = &jsonschema.Schema{Type: "object"}, nil
+			fixtures = append(fixtures, catalog.Entry{Function: id, Package: sp.Package, Tool: d})
 		}
 		if sp.Tool == "" {
 			continue // not the tool's function: only its role
