@@ -121,14 +121,14 @@ func (s *Stack) setUpIAM(specs []FunctionSpec, names *localNames) error {
 			d.InputSchema, d.OutputSchema = &jsonschema.Schema{Type: "object"}, nil
 			fixtures = append(fixtures, catalog.Entry{Function: id, Package: sp.Package, Tool: d})
 		}
+		if key := sp.Env[calltoken.EnvKeySecret]; key != "" {
+			vals.Refs[catalog.Prefix(tool)+"CallKey"] = key
+		}
 		if sp.Tool == "" {
 			continue // not the tool's function: only its role
 		}
 		vals.Refs[id] = sp.Name
 		vals.Attrs[id+".Arn"] = functionARN(sp.Name)
-		if key := sp.Env[calltoken.EnvKeySecret]; key != "" {
-			vals.Refs[catalog.Prefix(tool)+"CallKey"] = key
-		}
 	}
 	if len(fixtures) > 0 {
 		src, err := os.ReadFile(tmpl.Path)
