@@ -158,7 +158,8 @@ type FunctionSpec struct {
 	Tool string
 	// Env is the function's environment, with references already resolved.
 	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER,
-	// AWS_XRAY_DAEMON_ADDRESS, dummy credentials and the region; a tool
+	// AWS_XRAY_DAEMON_ADDRESS, its role's session credentials and the
+	// region; a tool
 	// function without MCPFN_CALL_KEY_SECRET gets a key secret of its own.
 	Env map[string]string
 	// Timeout in seconds, as the template's Timeout. Default 10 (the

@@ -764,7 +764,7 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 }
 
 // startViewer serves the audit viewer over the stack's audit table (through
-// DynamoDB Local, with the stack's dummy credentials) and the X-Ray
+// the stack's DynamoDB endpoint, as the operator) and the X-Ray
 // stand-in's xray.jsonl. Loopback Host names only, as `mcpfn-audit serve`.
 func (s *Stack) startViewer(ln net.Listener) error {
 	if s.auditTable == "" {
