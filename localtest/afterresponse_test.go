@@ -49,7 +49,7 @@ func afterResponseFunctions() []localtest.FunctionSpec {
 	srv := httptest.NewServer(http.HandlerFunc(serveFinalTable))
 	finalTable.url = srv.URL // lives as long as the test process
 	return []localtest.FunctionSpec{{
-		Name: afterResponseFunction, Package: "./localtest/internal/afterresponse/function",
+		Name: afterResponseFunction, Package: "./localtest/internal/afterresponse/function", RoleTool: afterresponse.Tool(),
 		Timeout: 5, MaxConcurrency: 1,
 		Env: map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": srv.URL},
 	}}

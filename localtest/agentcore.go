@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -189,7 +188,8 @@ func (s *Stack) startAgentCoreFront(ctx context.Context, ln net.Listener) error 
 	invoker := lambda.New(lambda.Options{
 		Region:       localRegion,
 		BaseEndpoint: aws.String(s.invokeURL),
-		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+		// As the AgentCore Gateway's role (its RoleArn).
+		Credentials: staticCredentials(s.iam.agentCore),
 	})
 	jwtCfg := gateway.JWTConfig{Issuer: s.iss.url, Audience: Audience, JWKSURL: s.iss.jwksURL()}
 	front, err := newAgentCoreFront(ctx, s.agentCore, s.tools, jwtCfg, invoker, log)

@@ -75,8 +75,11 @@ type Config struct {
 	// loopback names and addresses (e.g. host.docker.internal for a
 	// container that invokes local functions). Default none.
 	InvokeAllowedHosts []string
-	// DynamoDBAddr is where DynamoDB Local listens (its port; DynamoDB Local
-	// binds every interface). Ignored when DynamoDBEndpoint is set.
+	// DynamoDBAddr is where the stack's DynamoDB endpoint listens: the
+	// proxy that checks every request's signature and IAM (internal/
+	// ddbproxy) in front of DynamoDB Local, which runs on a free port.
+	// With DynamoDBEndpoint set the proxy takes a free port instead (the
+	// endpoint given may well be on the default one).
 	DynamoDBAddr string
 	// XRayAddr is the UDP address of the X-Ray daemon stand-in.
 	XRayAddr string
@@ -129,6 +132,12 @@ type Config struct {
 	// DefaultAsyncRetryDelays (1 and 2 minutes); tests shorten them.
 	AsyncRetryDelays []time.Duration
 
+	// IAMTemplate, when set, is the template whose IAM the stack enforces
+	// instead of the project's (everything else still comes from the
+	// project's): a test removes a grant from a copy and sees the call it
+	// was for refused.
+	IAMTemplate string
+
 	// Stdout receives the stack's progress lines; nil discards them.
 	// Components log to files under Dir/logs instead.
 	Stdout io.Writer
@@ -149,7 +158,8 @@ type FunctionSpec struct {
 	Tool string
 	// Env is the function's environment, with references already resolved.
 	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER,
-	// AWS_XRAY_DAEMON_ADDRESS, dummy credentials and the region; a tool
+	// AWS_XRAY_DAEMON_ADDRESS, its role's session credentials and the
+	// region; a tool
 	// function without MCPFN_CALL_KEY_SECRET gets a key secret of its own.
 	Env map[string]string
 	// Timeout in seconds, as the template's Timeout. Default 10 (the
@@ -167,6 +177,11 @@ type FunctionSpec struct {
 	// BuildTags are build tags besides lambda.norpc: a build flavour such
 	// as mcpfn_xraysdk.
 	BuildTags []string
+	// RoleTool, for a function that serves a tool the gateway does not
+	// route to it (Tool empty: a test invokes it directly), is that tool:
+	// the function runs as the role a tool function of it would get. Nil
+	// (and Tool empty): SAM's own policies only.
+	RoleTool *adapter.Tool
 	// Stripped builds the bootstrap trimmed and stripped, with the flags
 	// `make build` uses for Lambda (GOFLAGS_LAMBDA), so its size is the
 	// deployed one (for the host's architecture).

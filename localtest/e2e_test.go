@@ -117,7 +117,7 @@ func testConfig(dir string) localtest.Config {
 		InvokeAllowedHosts: []string{"invoke.mcpfn.test"},
 		ExtraFunctions: []localtest.FunctionSpec{
 			{Name: faultyFunction, Package: "./localtest/internal/faulty/function", Tool: faulty.Name, Timeout: faultyTimeoutSeconds},
-			{Name: faultySingleFunction, Package: "./localtest/internal/faulty/function", Timeout: faultyTimeoutSeconds, MaxConcurrency: 1},
+			{Name: faultySingleFunction, Package: "./localtest/internal/faulty/function", RoleTool: faulty.Tool(), Timeout: faultyTimeoutSeconds, MaxConcurrency: 1},
 		},
 		ExtraTools: []*adapter.Tool{faulty.Tool()},
 	}
@@ -520,7 +520,7 @@ func lambdaClient() *lambda.Client {
 	return lambda.New(lambda.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(stack.InvokeURL()),
-		Credentials:  credentials.NewStaticCredentialsProvider("x", "x", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(localtest.OperatorKeyID, localtest.OperatorSecret, ""),
 		Retryer:      aws.NopRetryer{},
 	})
 }

@@ -153,7 +153,7 @@ func TestEarlyRelease(t *testing.T) {
 	c := lambda.New(lambda.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(st.InvokeURL()),
-		Credentials:  credentials.NewStaticCredentialsProvider("x", "x", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(localtest.OperatorKeyID, localtest.OperatorSecret, ""),
 		Retryer:      aws.NopRetryer{},
 	})
 	invoke := func(payload []byte) (*lambda.InvokeOutput, error) {

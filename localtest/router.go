@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mcpfn/mcpfn/internal/iam"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -81,6 +82,24 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lambdaError(w, http.StatusMethodNotAllowed, "InvalidRequestContentException", "User", "Invoke takes POST")
 		return
 	}
+	body, err := readLimited(r, maxPayload)
+	if err != nil {
+		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "User", fmt.Sprintf("Request must be smaller than %d bytes for the InvokeFunction operation", maxPayload))
+		return
+	}
+	// As Lambda: the signature, then the caller's IAM and the function's
+	// resource-based policy, before anything about the function is told.
+	id, aerr := rt.s.iam.auth.Authenticate(r, body, "lambda")
+	if aerr != nil {
+		lambdaError(w, http.StatusForbidden, aerr.Code, "User", aerr.Message)
+		return
+	}
+	if req, d := rt.s.iam.auth.Decide(id, "lambda:InvokeFunction", functionARN(name), nil); d.Result != iam.Allowed {
+		msg := d.Message(req)
+		rt.s.iam.denied("lambda", id.Name, "lambda:InvokeFunction", functionARN(name), msg)
+		lambdaError(w, http.StatusForbidden, "AccessDeniedException", "User", msg)
+		return
+	}
 	fn := rt.s.functions[name]
 	if fn == nil {
 		lambdaError(w, http.StatusNotFound, "ResourceNotFoundException", "User", "Function not found: "+functionARN(name))
@@ -107,8 +126,7 @@ func (rt router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := readLimited(r, limit)
-	if err != nil {
+	if int64(len(body)) > limit {
 		lambdaError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "User", fmt.Sprintf("Request must be smaller than %d bytes for the InvokeFunction operation", limit))
 		return
 	}

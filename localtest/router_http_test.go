@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/mcpfn/mcpfn/localtest"
 )
 
 // The Invoke API runs any function it serves for whoever reaches it: a web
@@ -21,7 +23,7 @@ func TestInvokeAPIRefusesBrowsersAndForeignHosts(t *testing.T) {
 	u, _ := url.Parse(stack.InvokeURL())
 	_, port, _ := strings.Cut(u.Host, ":")
 	path := stack.InvokeURL() + "/2015-03-31/functions/NoSuchFunction/invocations"
-	do := func(host string, header map[string]string) int {
+	do := func(host string, header map[string]string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, path, strings.NewReader(`{}`))
 		req.Host = host
 		for k, v := range header {
@@ -32,7 +34,7 @@ func TestInvokeAPIRefusesBrowsersAndForeignHosts(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		return resp.StatusCode
+		return resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType")
 	}
 	octet := map[string]string{"Content-Type": "application/octet-stream"}
 	for _, c := range []struct {
@@ -41,13 +43,14 @@ func TestInvokeAPIRefusesBrowsersAndForeignHosts(t *testing.T) {
 		header map[string]string
 		want   int
 	}{
-		// Past the checks: the function does not exist.
-		{"loopback address", "127.0.0.1:" + port, octet, http.StatusNotFound},
-		{"localhost", "localhost:" + port, octet, http.StatusNotFound},
-		{"IPv6 loopback", "[::1]:" + port, octet, http.StatusNotFound},
-		{"configured host", "invoke.mcpfn.test:" + port, octet, http.StatusNotFound},
-		{"JSON", "127.0.0.1:" + port, map[string]string{"Content-Type": "application/json"}, http.StatusNotFound},
-		{"no content type", "127.0.0.1:" + port, nil, http.StatusNotFound},
+		// Past the checks: on to the signature, which these unsigned
+		// requests lack (403 MissingAuthenticationTokenException).
+		{"loopback address", "127.0.0.1:" + port, octet, http.StatusForbidden},
+		{"localhost", "localhost:" + port, octet, http.StatusForbidden},
+		{"IPv6 loopback", "[::1]:" + port, octet, http.StatusForbidden},
+		{"configured host", "invoke.mcpfn.test:" + port, octet, http.StatusForbidden},
+		{"JSON", "127.0.0.1:" + port, map[string]string{"Content-Type": "application/json"}, http.StatusForbidden},
+		{"no content type", "127.0.0.1:" + port, nil, http.StatusForbidden},
 		// Refused.
 		{"rebound host", "evil.example:" + port, octet, http.StatusForbidden},
 		{"origin", "127.0.0.1:" + port, map[string]string{"Content-Type": "application/octet-stream", "Origin": "https://evil.example"}, http.StatusForbidden},
@@ -56,8 +59,18 @@ func TestInvokeAPIRefusesBrowsersAndForeignHosts(t *testing.T) {
 		{"text post", "127.0.0.1:" + port, map[string]string{"Content-Type": "text/plain;charset=UTF-8"}, http.StatusUnsupportedMediaType},
 		{"multipart post", "127.0.0.1:" + port, map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, http.StatusUnsupportedMediaType},
 	} {
-		if got := do(c.host, c.header); got != c.want {
+		got, code := do(c.host, c.header)
+		if got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+		// Refused by the browser checks: AccessDeniedException; past them,
+		// refused for want of a signature.
+		refused := c.want != http.StatusForbidden || c.host == "evil.example:"+port || c.header["Origin"] != "" || c.header["Sec-Fetch-Site"] != ""
+		if wantCode := "MissingAuthenticationTokenException"; !refused && code != wantCode {
+			t.Errorf("%s: %s, want %s", c.name, code, wantCode)
+		}
+		if refused && code == "MissingAuthenticationTokenException" {
+			t.Errorf("%s: reached the signature check", c.name)
 		}
 	}
 
@@ -66,7 +79,7 @@ func TestInvokeAPIRefusesBrowsersAndForeignHosts(t *testing.T) {
 	client := lambda.New(lambda.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(stack.InvokeURL()),
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(localtest.OperatorKeyID, localtest.OperatorSecret, ""),
 	})
 	_, err := client.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String("NoSuchFunction"), Payload: []byte(`{}`)})
 	var nf *types.ResourceNotFoundException

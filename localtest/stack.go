@@ -31,7 +31,9 @@ import (
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/ddbcrc"
 	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/internal/ddbproxy"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
+	"github.com/mcpfn/mcpfn/internal/iam"
 	"github.com/mcpfn/mcpfn/internal/otlpstandin"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
@@ -39,14 +41,6 @@ import (
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
-)
-
-// Dummy credentials every local component uses. DynamoDB Local runs with
-// -sharedDb, so any credentials see the same tables; real ones are never
-// needed and never read.
-const (
-	localKeyID  = "mcpfnlocal"
-	localSecret = "mcpfnlocal"
 )
 
 // tasksTableID is the template's tasks table (taskstore): the stack gives
@@ -72,13 +66,19 @@ type Stack struct {
 	emus      []*emulator
 
 	ddb        *dynamolocal.Server // nil with an external endpoint
-	ddbURL     string
+	ddbURL     string              // the stack's endpoint: the enforcing proxy
+	upstream   string              // DynamoDB Local's (or the given) endpoint
+	ddbProxy   *ddbproxy.Proxy
+	ddbSrv     *http.Server
 	tables     map[string]string // logical ID → local name
 	auditTable string
 
 	// secrets stands in for Secrets Manager: every call key of the
 	// template (and one per fixture function) lives there.
 	secrets *secretsstandin.Server
+
+	// iam is who holds which key and what each may do (iam.go).
+	iam *enforcement
 
 	xray     *xraystandin.Daemon
 	xrayFile *os.File
@@ -191,6 +191,16 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	defer closeUnlessServed(viewerLn, &s.viewerSrv)
 	s.viewerURL = "http://" + viewerLn.Addr().String() + "/"
+	ddbAddr := cfg.DynamoDBAddr
+	if cfg.DynamoDBEndpoint != "" {
+		ddbAddr = "127.0.0.1:0"
+	}
+	ddbLn, err := net.Listen("tcp", ddbAddr)
+	if err != nil {
+		return nil, fmt.Errorf("localtest: DynamoDB address (%s to move it): %w", EnvDynamoDBAddr, err)
+	}
+	defer closeUnlessServed(ddbLn, &s.ddbSrv)
+	s.ddbURL = "http://" + ddbLn.Addr().String()
 
 	if s.xray, err = xraystandin.Listen(cfg.XRayAddr); err != nil {
 		return nil, fmt.Errorf("localtest: X-Ray address (%s to move it): %w", EnvXRayAddr, err)
@@ -275,6 +285,14 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	s.auditTable = globalEnv[audit.EnvTable]
 
+	// Every function, the gateway and the AgentCore front get their
+	// role's credentials; every AWS call they make is checked against the
+	// template's IAM.
+	if err := s.setUpIAM(specs, names); err != nil {
+		return nil, err
+	}
+	s.secrets.SetGuard(s.guardSecrets)
+
 	// What the stack runs besides Go code comes from the per-user cache,
 	// installed there on a first run (internal/toolcache), never built
 	// through the current module's go.mod.
@@ -326,7 +344,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}()
 
 	ddbStart := time.Now()
-	if err := s.startDynamoDB(ctx, tools); err != nil {
+	if err := s.startDynamoDB(ctx, tools, ddbLn); err != nil {
 		cancelBuild()
 		<-buildDone
 		return nil, err
@@ -442,18 +460,11 @@ func sortedValues(m map[string]string) []string {
 
 // startDynamoDB starts DynamoDB Local from the cache (or adopts the given
 // endpoint) and creates the template's tables.
-func (s *Stack) startDynamoDB(ctx context.Context, tools *toolcache.Cache) error {
+func (s *Stack) startDynamoDB(ctx context.Context, tools *toolcache.Cache, ln net.Listener) error {
 	if ep := strings.TrimRight(s.cfg.DynamoDBEndpoint, "/"); ep != "" {
-		s.ddbURL = ep
+		s.upstream = ep
 	} else {
-		_, portStr, err := net.SplitHostPort(s.cfg.DynamoDBAddr)
-		if err != nil {
-			return fmt.Errorf("localtest: DynamoDB address %q: %w", s.cfg.DynamoDBAddr, err)
-		}
-		port, err := strconv.Atoi(portStr)
-		if err != nil {
-			return fmt.Errorf("localtest: DynamoDB address %q: %w", s.cfg.DynamoDBAddr, err)
-		}
+		var err error
 		if s.ddbLog, err = os.OpenFile(s.LogPath("DynamoDBLocal"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644); err != nil {
 			return fmt.Errorf("localtest: %w", err)
 		}
@@ -462,13 +473,23 @@ func (s *Stack) startDynamoDB(ctx context.Context, tools *toolcache.Cache) error
 			return fmt.Errorf("%w\n(%s uses a running DynamoDB instead)", err, EnvDynamoDBEndpoint)
 		}
 		s.logf("starting DynamoDB Local")
-		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: port, JarDir: jarDir, Stdout: s.ddbLog})
+		// On a free port behind the proxy: the functions, the gateway and
+		// the operator reach it through DynamoDBAddr only.
+		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{JarDir: jarDir, Stdout: s.ddbLog})
 		if err != nil {
-			return fmt.Errorf("%w\n(%s moves DynamoDB Local; %s uses a running DynamoDB instead)", err, EnvDynamoDBAddr, EnvDynamoDBEndpoint)
+			return fmt.Errorf("%w\n(%s uses a running DynamoDB instead)", err, EnvDynamoDBEndpoint)
 		}
-		s.ddb, s.ddbURL = srv, srv.Endpoint()
+		s.ddb, s.upstream = srv, srv.Endpoint()
 	}
-	client := s.DynamoDB()
+	s.ddbProxy = &ddbproxy.Proxy{
+		Upstream: s.upstream, Authority: s.iam.auth, UpstreamCredentials: credentialsOf(s.iam.operator),
+		Refuse: s.refuseBrowser,
+		Denied: func(who, action, resource, msg string) { s.iam.denied("dynamodb", who, action, resource, msg) },
+	}
+	s.ddbSrv = &http.Server{Handler: s.ddbProxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.ddbSrv.Serve(ln) }()
+	// Tables are the operator's to create, as `sam deploy` creates them.
+	client := s.dynamoDBAs(s.iam.operator, s.upstream)
 	for id, name := range s.tables {
 		in, err := s.tmpl.TableInput(id, name)
 		if err != nil {
@@ -526,21 +547,28 @@ func (s *Stack) prepareFunction(f *function) error {
 	if f.spec.MaxConcurrency > 0 {
 		f.max = f.spec.MaxConcurrency
 	}
+	id := s.iam.functions[f.spec.Name]
+	if id == nil {
+		return fmt.Errorf("localtest: function %s has no role", f.spec.Name)
+	}
+	creds := id.Credentials
 	env := map[string]string{
-		"PATH":                             os.Getenv("PATH"),
-		"TZ":                               "UTC",
-		"LANG":                             "C.UTF-8",
-		"_HANDLER":                         "bootstrap",
-		"AWS_LAMBDA_FUNCTION_NAME":         f.spec.Name,
-		"AWS_LAMBDA_FUNCTION_VERSION":      "$LATEST",
-		"AWS_LAMBDA_FUNCTION_TIMEOUT":      strconv.Itoa(f.spec.Timeout),
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE":  strconv.Itoa(f.spec.MemorySize),
-		"AWS_LAMBDA_LOG_GROUP_NAME":        "/aws/lambda/" + f.spec.Name,
-		"AWS_LAMBDA_LOG_STREAM_NAME":       "local",
-		"AWS_REGION":                       localRegion,
-		"AWS_DEFAULT_REGION":               localRegion,
-		"AWS_ACCESS_KEY_ID":                localKeyID,
-		"AWS_SECRET_ACCESS_KEY":            localSecret,
+		"PATH":                            os.Getenv("PATH"),
+		"TZ":                              "UTC",
+		"LANG":                            "C.UTF-8",
+		"_HANDLER":                        "bootstrap",
+		"AWS_LAMBDA_FUNCTION_NAME":        f.spec.Name,
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(f.spec.Timeout),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(f.spec.MemorySize),
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.spec.Name,
+		"AWS_LAMBDA_LOG_STREAM_NAME":      "local",
+		"AWS_REGION":                      localRegion,
+		"AWS_DEFAULT_REGION":              localRegion,
+		// The role's session, as Lambda hands it to a function.
+		"AWS_ACCESS_KEY_ID":                creds.AccessKeyID,
+		"AWS_SECRET_ACCESS_KEY":            creds.SecretAccessKey,
+		"AWS_SESSION_TOKEN":                creds.SessionToken,
 		"AWS_CONFIG_FILE":                  os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE":      os.DevNull,
 		"AWS_EC2_METADATA_DISABLED":        "true",
@@ -632,14 +660,15 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 			cfg.KeySecrets[sp.Tool] = sp.Env[calltoken.EnvKeySecret]
 		}
 	}
-	cfg.KeySecretsAPI = s.SecretsManager()
+	// The gateway's calls are its role's.
+	cfg.KeySecretsAPI = s.secretsManagerAs(s.iam.gateway)
 	cfg.Tools = s.tools
 	// A function defined in the template without a tool in the catalog
 	// (or the reverse) is the gateway's configuration error to report.
 	cfg.Lambda = lambda.New(lambda.Options{
 		Region:       localRegion,
 		BaseEndpoint: aws.String(s.invokeURL),
-		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+		Credentials:  staticCredentials(s.iam.gateway),
 		// As the gateway configures its own client: a throttle or a 5xx
 		// is retried soon or not at all, the caller is waiting.
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
@@ -665,7 +694,7 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	}
 	cfg.Spans = spans
 	if s.auditTable != "" {
-		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.DynamoDB(), Emitter: spans})
+		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.dynamoDBAs(s.iam.gateway, s.ddbURL), Emitter: spans})
 	}
 	if s.gwLog, err = os.OpenFile(s.LogPath(gatewayID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return fmt.Errorf("localtest: %w", err)
@@ -729,13 +758,13 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 	if t := s.tables[tasksTableID]; t != "" {
 		_, opts, oerr := taskstore.OptionsFromEnv(func(k string) string { return env[k] })
 		err = errors.Join(err, oerr)
-		cfg.Tasks = taskstore.New(s.DynamoDB(), t, opts)
+		cfg.Tasks = taskstore.New(s.dynamoDBAs(s.iam.gateway, s.ddbURL), t, opts)
 	}
 	return cfg, errors.Join(append(errs, err)...)
 }
 
 // startViewer serves the audit viewer over the stack's audit table (through
-// DynamoDB Local, with the stack's dummy credentials) and the X-Ray
+// the stack's DynamoDB endpoint, as the operator) and the X-Ray
 // stand-in's xray.jsonl. Loopback Host names only, as `mcpfn-audit serve`.
 func (s *Stack) startViewer(ln net.Listener) error {
 	if s.auditTable == "" {
@@ -780,17 +809,36 @@ func (s *Stack) Issuer() string { return s.iss.url }
 // AWS_ENDPOINT_URL_LAMBDA (or a client's BaseEndpoint).
 func (s *Stack) InvokeURL() string { return s.invokeURL }
 
-// DynamoDBEndpoint is the DynamoDB endpoint the functions use.
+// DynamoDBEndpoint is the stack's DynamoDB endpoint, which everyone uses:
+// the proxy that checks each request's signature and IAM before DynamoDB
+// Local sees it. Another stack given it as its DynamoDBEndpoint shares the
+// tables (its proxy signs as this stack's operator).
 func (s *Stack) DynamoDBEndpoint() string { return s.ddbURL }
 
-// DynamoDB returns a client for DynamoDBEndpoint built from explicit,
-// dummy settings only (never the caller's AWS profile).
-func (s *Stack) DynamoDB() *dynamodb.Client {
+// DynamoDB returns a client for DynamoDBEndpoint with the operator's
+// credentials (OperatorKeyID), built from explicit settings only (never the
+// caller's AWS profile).
+func (s *Stack) DynamoDB() *dynamodb.Client { return s.dynamoDBAs(s.iam.operator, s.ddbURL) }
+
+// DynamoDBAs is a client for DynamoDBEndpoint signing with creds (a
+// function's: FunctionCredentials).
+func (s *Stack) DynamoDBAs(creds aws.Credentials) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region: localRegion, BaseEndpoint: aws.String(s.ddbURL),
+		Credentials: credentials.StaticCredentialsProvider{Value: creds},
+	}, ddbcrc.Option)
+}
+
+func (s *Stack) dynamoDBAs(id *iam.Identity, endpoint string) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       localRegion,
-		BaseEndpoint: aws.String(s.ddbURL),
-		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  staticCredentials(id),
 	}, ddbcrc.Option)
+}
+
+func staticCredentials(id *iam.Identity) aws.CredentialsProvider {
+	return credentials.StaticCredentialsProvider{Value: credentialsOf(id)}
 }
 
 // XRayPath is the file the X-Ray stand-in appends every segment document
@@ -892,6 +940,9 @@ func (s *Stack) Close() error {
 		if s.invokeSrv != nil {
 			_ = s.invokeSrv.Close()
 		}
+		if s.ddbSrv != nil {
+			_ = s.ddbSrv.Close()
+		}
 		// Queued events are dropped; killing the emulators ends the runs
 		// in flight; an emulator a run started meanwhile is killed too.
 		s.async.stop(s.killEmulators)
@@ -920,6 +971,9 @@ func (s *Stack) Close() error {
 			if f.log != nil {
 				_ = f.log.Close()
 			}
+		}
+		if s.iam != nil && s.iam.logFile != nil {
+			_ = s.iam.logFile.Close()
 		}
 		for _, f := range []*os.File{s.xrayFile, s.otlpFile, s.gwLog, s.acLog, s.ddbLog, s.routerF} {
 			if f != nil {
@@ -959,15 +1013,25 @@ func withKeySecret(sm *secretsstandin.Server, name string, env map[string]string
 	return out
 }
 
-// SecretsManager returns a Secrets Manager client for the stack's stand-in,
-// built from explicit, dummy settings only.
-func (s *Stack) SecretsManager() *secretsmanager.Client {
+// SecretsManager returns a Secrets Manager client for the stack's stand-in
+// with the operator's credentials (which rotate keys, PutSecretValue, but
+// are denied their values by the keys' resource policies, as on AWS).
+func (s *Stack) SecretsManager() *secretsmanager.Client { return s.secretsManagerAs(s.iam.operator) }
+
+// SecretsManagerAs is a client for the stand-in signing with creds.
+func (s *Stack) SecretsManagerAs(creds aws.Credentials) *secretsmanager.Client {
 	return secretsmanager.New(secretsmanager.Options{
-		Region:       localRegion,
-		BaseEndpoint: aws.String(s.secrets.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider(localKeyID, localSecret, ""),
+		Region: localRegion, BaseEndpoint: aws.String(s.secrets.URL),
+		Credentials: credentials.StaticCredentialsProvider{Value: creds},
 	})
 }
+
+func (s *Stack) secretsManagerAs(id *iam.Identity) *secretsmanager.Client {
+	return s.SecretsManagerAs(credentialsOf(id))
+}
+
+// SecretsURL is the Secrets Manager stand-in's endpoint.
+func (s *Stack) SecretsURL() string { return s.secrets.URL }
 
 // KeySecret is the id of function's call-key secret ("" for none): a second
 // gateway over the stack's Invoke API signs with it.

@@ -43,6 +43,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
@@ -191,7 +192,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		if !f.audit {
 			env[audit.EnvTable] = ""
 		}
-		specs = append(specs, localtest.FunctionSpec{Name: f.name, Package: f.pkg, Env: env, BuildTags: f.tags, Stripped: true})
+		spec := localtest.FunctionSpec{Name: f.name, Package: f.pkg, Env: env, BuildTags: f.tags, Stripped: true}
+		if f.mcpfn {
+			// It reads its key and writes its rows as a tool function's
+			// role may (the local stack enforces the template's IAM).
+			spec.RoleTool = echoRole
+		}
+		specs = append(specs, spec)
 	}
 	fmt.Fprintf(o.Progress, "bench-lambda: building %d functions and starting DynamoDB Local…\n", len(specs))
 	st, err := localtest.Start(ctx, localtest.Config{
@@ -540,4 +547,15 @@ func cpuModel() string {
 		}
 	}
 	return "model unknown"
+}
+
+// echoRole stands for the echo tool (mcpfn_echo) where only its name
+// matters: the role the local stack gives its functions.
+var echoRole = adapter.MustDefine(adapter.ToolDef[echoArgs, echoArgs]{
+	Name: echoTool, Description: "Echoes its text.",
+	Handler: func(context.Context, *adapter.Call, echoArgs) (echoArgs, error) { return echoArgs{}, nil },
+})
+
+type echoArgs struct {
+	Text string `json:"text"`
 }

@@ -11,10 +11,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,9 +26,25 @@ const (
 	Account = "000000000000"
 )
 
+// Guard decides a request before the stand-in serves it: who signed it
+// (Signature Version 4) and whether they may perform action
+// ("secretsmanager:GetSecretValue") on the secret secretARN. A non-nil
+// Refusal is answered instead (the local stack enforces the template's IAM
+// with it). body is the request's whole body.
+type Guard func(r *http.Request, body []byte, action, secretARN string) *Refusal
+
+// Refusal is an error answer: AWS's error code, its message, the HTTP
+// status (400 when zero, as Secrets Manager answers).
+type Refusal struct {
+	Status        int
+	Code, Message string
+}
+
 // Server serves secrets on a loopback port.
 type Server struct {
 	URL string
+
+	guard atomic.Pointer[Guard]
 
 	mu      sync.Mutex
 	secrets map[string]*secret // by name
@@ -56,6 +74,10 @@ func Start(addr string) (*Server, error) {
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
+
+// SetGuard makes every later request pass g first. Without a guard the
+// stand-in serves everyone (the gateway's and calltoken's own tests).
+func (s *Server) SetGuard(g Guard) { s.guard.Store(&g) }
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
@@ -146,11 +168,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		VersionStage string `json:"VersionStage"`
 		SecretString string `json:"SecretString"`
 	}
-	if r.Method != http.MethodPost || json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in) != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if r.Method != http.MethodPost || err != nil || json.Unmarshal(body, &in) != nil {
 		writeError(w, "InvalidRequestException", "malformed request")
 		return
 	}
 	name := nameOf(in.SecretID)
+	if g := s.guard.Load(); g != nil {
+		op, _ := strings.CutPrefix(target, "secretsmanager.")
+		if no := (*g)(r, body, "secretsmanager:"+op, ARN(name)); no != nil {
+			writeErrorStatus(w, no.Status, no.Code, no.Message)
+			return
+		}
+	}
 	switch target {
 	case "secretsmanager.GetSecretValue":
 		stage := in.VersionStage
@@ -185,8 +215,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func writeError(w http.ResponseWriter, typ, msg string) {
+	writeErrorStatus(w, http.StatusBadRequest, typ, msg)
+}
+
+func writeErrorStatus(w http.ResponseWriter, status int, typ, msg string) {
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	key := "message"
+	if typ == "AccessDeniedException" {
+		key = "Message"
+	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	w.Header().Set("X-Amzn-ErrorType", typ)
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, key: msg})
 }

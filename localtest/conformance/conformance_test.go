@@ -188,19 +188,21 @@ func openGateway(t *testing.T, st *localtest.Stack) string {
 		Tools:     conformance.Catalog(),
 		Functions: fns,
 		Auth:      gateway.AuthNone, // explicit: this gateway is for the suite only
-		// It signs with the stack's keys, as the stack's own gateway does.
+		// It signs with the stack's keys, as the stack's own gateway does,
+		// and calls AWS as the gateway's role (the keys' resource policies
+		// let no other principal read them).
 		KeySecrets:    secrets,
-		KeySecretsAPI: st.SecretsManager(),
+		KeySecretsAPI: st.SecretsManagerAs(st.GatewayCredentials()),
 		Lambda: lambda.New(lambda.Options{
 			Region:       "us-east-1",
 			BaseEndpoint: aws.String(st.InvokeURL()),
-			Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+			Credentials:  credentials.StaticCredentialsProvider{Value: st.GatewayCredentials()},
 		}),
 		ServerName: "mcpfn-conformance",
 		// The stack's tasks table (from template.yaml), which the task
 		// fixtures' functions record their runs in; polling every 200 ms
 		// keeps the suite's task scenarios short.
-		Tasks:  taskstore.New(st.DynamoDB(), st.Table(tasksTable), taskstore.Options{PollInterval: 200 * time.Millisecond}),
+		Tasks:  taskstore.New(st.DynamoDBAs(st.GatewayCredentials()), st.Table(tasksTable), taskstore.Options{PollInterval: 200 * time.Millisecond}),
 		Logger: slog.New(slog.NewJSONHandler(logFile, nil)),
 	})
 	if err != nil {
