@@ -154,6 +154,10 @@ func (f *forward) invokeStream(ctx context.Context, payload []byte, traceHeader 
 		return f.failure(adapter.CodeUnavailable, "the tool's answer was cut off; retry later", true,
 			fmt.Errorf("function %s: streamed answer: %w", f.function, err)), nil
 	}
+	// The function answered in full (its last line, InvokeComplete
+	// without an error): it wrote its own row, as for an Invoke's answer,
+	// and the gateway writes none.
+	f.delivery = answered
 	return f.decodeAnswer(final)
 }
 
