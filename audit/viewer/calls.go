@@ -117,8 +117,8 @@ type callsPage struct {
 	F         filters
 	Problem   string
 	Rows      []callLine // one per call
-	Matched   int  // rows that passed the filters (before the limit)
-	Truncated bool // the scan stopped early or the limit cut rows
+	Matched   int        // calls that passed the filters (before the limit)
+	Truncated bool       // the scan stopped early or the limit cut calls
 	Stats     []toolStats
 	Source    string // how the rows were found: "scan", "byCaller", "byEntity"
 	Entity    string // the entity dimension
