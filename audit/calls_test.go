@@ -139,3 +139,39 @@ func TestCompleteCallsJoinsTheOtherWritersRow(t *testing.T) {
 // queryOnly is a client without BatchGetItem: CompleteCalls reads row by
 // row.
 type queryOnly struct{ audit.DynamoAPI }
+
+// Replay keeps each row's writer: a call's two rows printed as fallback
+// lines (the table was unreachable for both) land under their own keys,
+// and the call reads back as one, the function's row its outcome.
+func TestReplayKeepsACallsTwoRowsApart(t *testing.T) {
+	e := newEnv(t)
+	var fb bytes.Buffer
+	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
+	ctx := context.Background()
+	gw := baseRow("c-replayed")
+	gw.Writer, gw.Stage, gw.OK, gw.ErrorCode, gw.Outcome, gw.Dimensions = audit.GatewayWriter, "gateway", false, "UNAVAILABLE", audit.OutcomeUnknown, nil
+	down.Record(ctx, gw)
+	down.Record(ctx, baseRow("c-replayed"))
+	a := e.auditor(t, audit.Config{})
+	if st, err := audit.Replay(ctx, strings.NewReader(fb.String()), a); err != nil || st.Found != 2 || st.Written != 2 {
+		t.Fatalf("replay: %+v, %v", st, err)
+	}
+	keys := map[string]bool{}
+	for _, it := range e.items(t) {
+		keys[str(it, audit.KeyAttribute)] = true
+	}
+	if !keys["gateway#c-replayed"] || !keys["broadcast_delete#c-replayed"] || len(keys) != 2 {
+		t.Fatalf("keys %v, want the gateway's and the function's", keys)
+	}
+	rows, err := a.EntityRows(ctx, "entityId", "b-1", audit.QueryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := audit.JoinCalls(rows)
+	if err := a.CompleteCalls(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0].OutcomeBy != audit.OutcomeByFunction || calls[0].Gateway == nil || calls[0].Gateway.ErrorCode != "UNAVAILABLE" {
+		t.Fatalf("calls %+v, want one, the function's row its outcome, the gateway's beside it", calls)
+	}
+}
