@@ -14,6 +14,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	json "github.com/segmentio/encoding/json"
+
+	"github.com/mcpfn/mcpfn/audit"
 )
 
 // HandlerFunc is a tool's business logic: typed input in, typed output or an
@@ -177,6 +179,11 @@ func MustDefine[In, Out any](d ToolDef[In, Out]) *Tool {
 func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if !toolName.MatchString(d.Name) {
 		return nil, fmt.Errorf("adapter: tool name %q must match %s", d.Name, toolName)
+	}
+	if d.Name == audit.GatewayWriter {
+		// Audit rows are keyed "<writer>#<callId>": a tool of this name
+		// could write the gateway's rows (docs/audit.md).
+		return nil, fmt.Errorf("adapter: tool name %q is reserved: the gateway's audit rows are keyed by it", d.Name)
 	}
 	tasks, ok := d.TaskSupport.normal()
 	if !ok {

@@ -172,3 +172,20 @@ func ExampleDeclare() {
 	// search 200
 	// search 200
 }
+
+// TestToolCannotTakeTheGatewaysAuditKey: audit rows are keyed
+// "<writer>#<callId>" and a function's role may write its tool's prefix, so
+// a tool named as the gateway's rows' writer could write (or pre-empt) the
+// gateway's rows. Define refuses the name.
+func TestToolCannotTakeTheGatewaysAuditKey(t *testing.T) {
+	def := labelDef
+	def.Name = "gateway"
+	def.Handler = labelHandler
+	if _, err := adapter.Define(def); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("Define(%q) = %v, want the name refused as reserved", def.Name, err)
+	}
+	def.Name = "gateway_status" // a prefix of its own: "gateway_status#…"
+	if _, err := adapter.Define(def); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -32,8 +33,12 @@ type Config struct {
 	Client  DynamoAPI
 	Emitter SpanEmitter // nil: no spans are emitted
 	// Fallback receives one JSON line per row that could not be written in
-	// time (default os.Stdout, which Lambda sends to CloudWatch Logs).
+	// time, or whose write was refused (default os.Stdout, which Lambda
+	// sends to CloudWatch Logs).
 	Fallback io.Writer
+	// Logger receives a warning for each final row refused by its
+	// conditional write (default slog.Default()).
+	Logger *slog.Logger
 	// TTL sets expiresAt = startedAt + TTL (default 90 days; negative: never).
 	TTL time.Duration
 	Now func() time.Time
@@ -70,17 +75,25 @@ type Auditor struct {
 	cfg   Config
 	outMu sync.Mutex // one fallback line per Write, never interleaved
 	stats struct {
-		written, duplicates, attempts, retries, fallbacks atomic.Int64
+		written, duplicates, refused, attempts, retries, fallbacks atomic.Int64
 	}
 }
 
 // Stats counts what an Auditor has done since it was created.
 type Stats struct {
-	Written    int64 // rows put (new, or completing a pending row)
-	Duplicates int64 // puts refused because the row was already there: success
-	Attempts   int64 // PutItem requests sent
-	Retries    int64 // attempts after a retryable failure
-	Fallbacks  int64 // rows printed to Fallback instead
+	Written int64 // rows put (new, or completing a pending row)
+	// Duplicates counts the writes refused by their condition: the row's
+	// own copy was there already (success), or, counted in Refused too,
+	// another execution's row of the call.
+	Duplicates int64
+	// Refused counts the final rows refused because their key holds the
+	// row of another execution of the call (a retried or replayed call id,
+	// a destructive call's refused second attempt). Each is printed to
+	// Fallback and logged, never dropped in silence (docs/audit.md).
+	Refused   int64
+	Attempts  int64 // PutItem requests sent
+	Retries   int64 // attempts after a retryable failure
+	Fallbacks int64 // rows that could not be written, printed to Fallback instead
 }
 
 // New returns an Auditor for cfg, filling in defaults.
@@ -93,6 +106,9 @@ func New(cfg Config) *Auditor {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -127,6 +143,7 @@ func (a *Auditor) Stats() Stats {
 	return Stats{
 		Written:    a.stats.written.Load(),
 		Duplicates: a.stats.duplicates.Load(),
+		Refused:    a.stats.refused.Load(),
 		Attempts:   a.stats.attempts.Load(),
 		Retries:    a.stats.retries.Load(),
 		Fallbacks:  a.stats.fallbacks.Load(),
@@ -259,12 +276,34 @@ func (a *Auditor) settleIDs(row *Row) {
 
 func (a *Auditor) write(ctx context.Context, row *Row) {
 	item, err := itemFor(row, a.cfg.EntityDimension)
+	var res string
+	var held map[string]types.AttributeValue
 	if err == nil {
-		_, _, err = a.put(ctx, item, row)
+		res, held, err = a.put(ctx, item, row)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		a.fallback(row, err)
+	case res == putRefused:
+		a.refuse(row, held)
 	}
+}
+
+// refuse keeps a final row that lost its conditional write: its key holds
+// the row of another execution of the call (held; nil when the store did
+// not return it). That row stays, as the call's evidence; this one is
+// printed as a fallback line with the reason (Replay counts it refused
+// again, never writes it) and logged, so a refusal is never silent.
+func (a *Auditor) refuse(row *Row, held map[string]types.AttributeValue) {
+	a.stats.refused.Add(1)
+	reason := "refused: " + row.Key() + " already holds the row of another execution of the call"
+	attrs := []any{"table", a.cfg.Table, "key", row.Key(), "callId", row.CallID, "spanId", row.SpanID}
+	if h, err := rowFromItem(held); len(held) > 0 && err == nil {
+		reason += fmt.Sprintf(" (status %s, span %s)", h.Status, h.SpanID)
+		attrs = append(attrs, "heldStatus", h.Status, "heldSpanId", h.SpanID)
+	}
+	a.cfg.Logger.Warn("mcpfn audit: a final row was refused by its conditional write and printed as a fallback line", attrs...)
+	a.print(row, errors.New(reason))
 }
 
 // Late adds to a call's final row how its handler ended after the call had
@@ -331,11 +370,15 @@ func (a *Auditor) late(ctx context.Context, row *Row) (string, error) {
 const (
 	putWritten   = "written"
 	putDuplicate = "duplicate"
+	// putRefused: a final row whose key holds another execution's row.
+	putRefused = "refused"
 )
 
 // put writes one item of row with bounded, deadline-aware retries. A write
-// refused by its condition is a duplicate, not an error; for a pending row
-// the row that refused it is returned.
+// refused by its condition is not an error: the row in the way comes back
+// with the refusal. For a final row, put tells its own earlier write (the
+// same span: an answer lost and the request sent again) — a duplicate —
+// from another execution's row — refused.
 func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue, row *Row) (string, map[string]types.AttributeValue, error) {
 	if a.cfg.Client == nil || a.cfg.Table == "" {
 		return "", nil, errors.New("audit: no DynamoDB client or table configured")
@@ -353,6 +396,7 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 	case row.AttemptID != "":
 		// A final row creates the row or completes the pending row of its
 		// own attempt. Any other row there is another attempt's evidence.
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		in.ConditionExpression = aws.String("attribute_not_exists(rowKey) OR (#status = :pending AND attemptId = :attempt)")
 		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{
@@ -362,6 +406,7 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 	default:
 		// A row from before attempt ids (a replayed old log line)
 		// completes only a pending row that has none either.
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		in.ConditionExpression = aws.String("attribute_not_exists(rowKey) OR (#status = :pending AND attribute_not_exists(attemptId))")
 		in.ExpressionAttributeNames = map[string]string{"#status": "status"}
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{
@@ -379,7 +424,13 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 		return putWritten, nil, nil
 	case errors.As(err, &ccf):
 		a.stats.duplicates.Add(1)
-		if row.Status == StatusPending && ccf.Item == nil {
+		if row.Status != StatusPending {
+			if ownFinal(ccf.Item, row) {
+				return putDuplicate, ccf.Item, nil
+			}
+			return putRefused, ccf.Item, nil
+		}
+		if ccf.Item == nil {
 			// The store did not return the row in the way; a row
 			// with only the key still refuses a second execution.
 			ccf.Item = map[string]types.AttributeValue{
@@ -390,6 +441,16 @@ func (a *Auditor) put(ctx context.Context, item map[string]types.AttributeValue,
 		return putDuplicate, ccf.Item, nil
 	}
 	return "", nil, fmt.Errorf("audit: put %s: %w", a.cfg.Table, err)
+}
+
+// ownFinal reports whether held, the item that refused row's final write,
+// is that same row already written: final, with row's span id (each
+// execution has a span of its own). A refusal without the item in the way
+// is not known to be the row's own.
+func ownFinal(held map[string]types.AttributeValue, row *Row) bool {
+	status, _ := held["status"].(*types.AttributeValueMemberS)
+	span, _ := held["spanId"].(*types.AttributeValueMemberS)
+	return status != nil && span != nil && status.Value == StatusDone && span.Value == row.SpanID
 }
 
 // send runs one DynamoDB request with bounded, deadline-aware retries. The
@@ -479,6 +540,11 @@ type fallbackLine struct {
 
 func (a *Auditor) fallback(row *Row, reason error) {
 	a.stats.fallbacks.Add(1)
+	a.print(row, reason)
+}
+
+// print writes row's fallback line with its reason.
+func (a *Auditor) print(row *Row, reason error) {
 	line := fallbackLine{Marker: 1, Table: a.cfg.Table, Row: row}
 	if reason != nil {
 		line.Reason = SanitizeText(reason.Error(), 1024)

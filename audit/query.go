@@ -101,54 +101,101 @@ func (a *Auditor) query(ctx context.Context, index, keyAttr, key string, opts Qu
 	}
 }
 
-// WriteTraceTree prints the rows of one trace as a tree under the trace id:
-// a row nests under the row whose spanId is its parentSpanId; rows whose
-// parent is not among them (the Lambda segment, another service) are roots.
-// Siblings are in start order.
+// WriteTraceTree prints the rows of one trace as a tree of calls under the
+// trace id: the rows of a call (the function's and the gateway's) are one
+// line, the call's outcome row (see [Call]), which says which row it is when
+// the gateway wrote one. A call nests under the call one of whose rows'
+// spanId is its outcome row's parentSpanId; calls whose parent is not among
+// them (the Lambda segment, another service) are roots. Siblings are in
+// start order.
 func WriteTraceTree(w io.Writer, traceID string, rows []Row) error {
-	bySpan := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		bySpan[r.SpanID] = true
-	}
-	children := map[string][]Row{}
-	var roots []Row
-	for _, r := range rows {
-		if r.ParentSpanID != "" && r.ParentSpanID != r.SpanID && bySpan[r.ParentSpanID] {
-			children[r.ParentSpanID] = append(children[r.ParentSpanID], r)
-		} else {
-			roots = append(roots, r)
+	return WriteCallTree(w, traceID, JoinCalls(rows))
+}
+
+// WriteCallTree is [WriteTraceTree] of calls already joined (and
+// completed: [Auditor.CompleteCalls]).
+func WriteCallTree(w io.Writer, traceID string, calls []Call) error {
+	bySpan := make(map[string]int, len(calls))
+	nrows := 0
+	for i := range calls {
+		for _, r := range calls[i].Rows() {
+			nrows++
+			if _, ok := bySpan[r.SpanID]; !ok && r.SpanID != "" {
+				bySpan[r.SpanID] = i
+			}
 		}
 	}
-	byStart := func(rs []Row) {
-		sort.SliceStable(rs, func(i, j int) bool {
-			if !rs[i].StartedAt.Equal(rs[j].StartedAt) {
-				return rs[i].StartedAt.Before(rs[j].StartedAt)
+	children := map[int][]int{}
+	var roots []int
+	for i := range calls {
+		o := calls[i].Outcome()
+		if p, ok := bySpan[o.ParentSpanID]; ok && o.ParentSpanID != "" && p != i {
+			children[p] = append(children[p], i)
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	byStart := func(cs []int) {
+		sort.SliceStable(cs, func(i, j int) bool {
+			a, b := calls[cs[i]].Outcome(), calls[cs[j]].Outcome()
+			if !a.StartedAt.Equal(b.StartedAt) {
+				return a.StartedAt.Before(b.StartedAt)
 			}
-			return rs[i].CallID < rs[j].CallID
+			return a.CallID < b.CallID
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "trace %s (%d rows)\n", traceID, len(rows))
-	seen := map[string]bool{} // guards against a cycle in bad data
-	var walk func(rs []Row, indent string)
-	walk = func(rs []Row, indent string) {
-		byStart(rs)
-		for i, r := range rs {
+	fmt.Fprintf(&b, "trace %s (%d rows)\n", traceID, nrows)
+	seen := map[int]bool{} // guards against a cycle in bad data
+	var walk func(cs []int, indent string)
+	walk = func(cs []int, indent string) {
+		byStart(cs)
+		for i, c := range cs {
 			branch, next := "├─ ", "│  "
-			if i == len(rs)-1 {
+			if i == len(cs)-1 {
 				branch, next = "└─ ", "   "
 			}
-			b.WriteString(indent + branch + rowSummary(r) + "\n")
-			if seen[r.SpanID] {
+			b.WriteString(indent + branch + callSummary(&calls[c]) + "\n")
+			if seen[c] {
 				continue
 			}
-			seen[r.SpanID] = true
-			walk(children[r.SpanID], indent+next)
+			seen[c] = true
+			walk(children[c], indent+next)
 		}
 	}
 	walk(roots, "")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// callSummary is the one-line form of a call: its outcome row's, and, when
+// the gateway wrote a row, which row is the outcome and what the other
+// says.
+func callSummary(c *Call) string {
+	s := rowSummary(*c.Outcome())
+	switch {
+	case c.OutcomeBy == OutcomeByGateway:
+		s += " outcome-row=gateway"
+		if c.Function != nil {
+			s += " function-row=" + rowState(c.Function)
+		}
+	case c.Gateway != nil:
+		s += " outcome-row=function gateway-row=" + rowState(c.Gateway)
+	}
+	return s
+}
+
+// rowState is a row's outcome in one word: pending, ok or its error code.
+func rowState(r *Row) string {
+	switch {
+	case r.Status == StatusPending:
+		return "pending"
+	case r.OK:
+		return "ok"
+	case r.ErrorCode != "":
+		return r.ErrorCode
+	}
+	return "error"
 }
 
 // rowSummary is the one-line form of a row used by the CLI.
@@ -164,6 +211,10 @@ func rowSummary(r Row) string {
 		r.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z"), r.Tool, outcome, r.DurationMs, r.SpanID, r.CallID)
 	if r.ParentSpanID != "" {
 		s += " parent=" + r.ParentSpanID
+	}
+	if r.Outcome != "" {
+		// The call was answered without knowing whether it took effect.
+		s += " outcome=" + r.Outcome
 	}
 	if r.CallerSubject != "" {
 		s += " caller=" + callerOf(&r).Key()
@@ -181,8 +232,25 @@ func rowSummary(r Row) string {
 	return s
 }
 
-// WriteRows prints rows one per line, in the given order. Outside a trace
-// tree each line also names its trace, the key to `mcpfn-audit trace`.
+// WriteCalls prints calls one per line, in the given order, as
+// [WriteTraceTree] prints them; each line also names its trace, the key to
+// `mcpfn audit trace`.
+func WriteCalls(w io.Writer, calls []Call) error {
+	var b strings.Builder
+	for i := range calls {
+		b.WriteString(callSummary(&calls[i]))
+		if t := calls[i].Outcome().TraceID; t != "" {
+			b.WriteString(" trace=" + t)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteRows prints rows one per line, in the given order, each on its own
+// (see [WriteCalls] for calls). Outside a trace tree each line also names
+// its trace, the key to `mcpfn audit trace`.
 func WriteRows(w io.Writer, rows []Row) error {
 	var b strings.Builder
 	for _, r := range rows {

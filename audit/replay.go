@@ -14,10 +14,14 @@ import (
 
 // ReplayStats counts what [Replay] did.
 type ReplayStats struct {
-	Lines     int // lines read
-	Found     int // fallback rows found
-	Written   int // rows put (new, or completing a pending row)
-	Present   int // rows already in the table: nothing to do
+	Lines   int // lines read
+	Found   int // fallback rows found
+	Written int // rows put (new, or completing a pending row)
+	Present int // rows already in the table: nothing to do
+	// Refused counts the final rows whose key holds the row of another
+	// execution of the call (a refused row's own fallback line, replayed):
+	// that row stays, this one is not written.
+	Refused   int
 	Failed    int // rows that could not be written (see the error)
 	Malformed int // lines with the marker that did not decode to a row
 }
@@ -38,7 +42,8 @@ var markerWord = []byte(FallbackMarker) // also matches the marker inside escape
 // that logs what a caller sent must not be able to inject rows. Rows are
 // sanitized again before they are written. Writes use the same conditions
 // as the Auditor, so replaying the same log twice leaves one row per call,
-// and a pending row never overwrites a final one. Rows that cannot be
+// and a pending row never overwrites a final one; a final row whose call
+// already has another execution's row is counted refused, not written. Rows that cannot be
 // written are counted and reported in the error, never re-printed as
 // fallback lines.
 func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
@@ -85,6 +90,8 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 				errs = append(errs, fmt.Errorf("line %d, call %s: %w", st.Lines, row.CallID, err))
 			case res == putDuplicate:
 				st.Present++
+			case res == putRefused:
+				st.Refused++
 			default:
 				st.Written++
 			}

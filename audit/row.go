@@ -21,18 +21,22 @@ const (
 	StatusLate    = "late"
 )
 
-// OutcomeUnknown is a row's Outcome when the call was answered before its
-// handler finished: it may still have taken effect.
+// OutcomeUnknown is a row's Outcome when the call was answered without
+// knowing whether it took effect: a destructive handler that outlived its
+// deadline, or — in the gateway's row — a call whose function got the
+// request but gave no answer (timeout, 5xx, reset, crash).
 const OutcomeUnknown = "unknown"
 
 // Row is one audit record. The dynamodbav names are the table's attribute
 // names (documented in docs/audit.md); keep them stable.
 type Row struct {
 	CallID string `json:"callId" dynamodbav:"callId"`
-	// Writer is who wrote the row: the tool whose function served the call
-	// (or the front that answered for it). The table's key is
-	// "<writer>#<callId>" ([Row.Key]), so IAM can confine each function's
-	// writes to its own rows (dynamodb:LeadingKeys). Empty: Tool.
+	// Writer is who wrote the row: the tool whose function served the call,
+	// or GatewayWriter for the gateway's row of a call its function did not
+	// answer. The table's key is "<writer>#<callId>" ([Row.Key]), so IAM
+	// confines each writer to its own rows (dynamodb:LeadingKeys) and the
+	// rows of two writers never compete for a key; readers join them by
+	// call id ([JoinCalls]). Empty: Tool.
 	Writer string `json:"writer,omitempty" dynamodbav:"writer,omitempty"`
 	Status string `json:"status" dynamodbav:"status"`
 	// AttemptID names one execution of the call. Only the attempt that
@@ -95,8 +99,8 @@ type Row struct {
 	RawError     string          `json:"rawError,omitempty" dynamodbav:"rawError,omitempty"`
 	ErrorDetails json.RawMessage `json:"errorDetails,omitempty" dynamodbav:"-"`
 	Panicked     bool            `json:"panicked,omitempty" dynamodbav:"panicked,omitempty"`
-	// Outcome is OutcomeUnknown when the call was answered before its
-	// handler finished (a destructive handler that outlived its deadline).
+	// Outcome is OutcomeUnknown when the call was answered without knowing
+	// whether it took effect (see OutcomeUnknown).
 	Outcome string `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
 	// LateOutcome ("ok" or "error"), LateErrorCode and FinishedAt are added
 	// to a final row when a handler that outlived the call finishes after

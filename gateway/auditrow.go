@@ -11,6 +11,8 @@ import (
 )
 
 // delivery is what the gateway knows of whether the function saw a call.
+// It decides whether the gateway writes a row of its own, and what that row
+// says; the function's own rows are the function's business (ADR 0015).
 type delivery int
 
 const (
@@ -19,24 +21,30 @@ const (
 	answered delivery = iota
 	// notSent: the gateway refused the call or Lambda refused it before
 	// running anything (throttle, not found, denied, no slot, no time). The
-	// gateway writes the call's final row.
+	// gateway's row is the call's only row, and its outcome.
 	notSent
 	// maybeRun: the request reached Lambda, but no answer came back (5xx,
-	// reset, timeout, crash). The gateway writes a pending row: the
-	// function's own final row, if it comes, completes it; a function row
-	// already there is kept (the audit's conditional writes).
+	// reset, timeout, crash, a stream cut off). The gateway's row says so
+	// (outcome "unknown"); the function's own final row, if it ran and
+	// wrote one — even after the gateway gave up — is the call's outcome.
 	maybeRun
 )
 
 // StageGateway is the audit row stage of a call that failed at the gateway.
 const StageGateway = "gateway"
 
-// recordUnseen writes the audit row of a call the function did not answer:
-// the row the function would have written, with the same call id, built
-// from what the gateway knows, so that every call has a row.
+// recordUnseen writes the gateway's row of a call the function did not
+// answer, so that every call has a row: the same call id as the function's
+// rows, under the gateway's own key ("gateway#<callId>", audit.GatewayWriter),
+// which only the gateway's role may write and no function row can take. The
+// two writers never compete for a key: the row is always final (a put no
+// function row can refuse), and readers join the rows by call id, the
+// function's final row being the call's outcome when there is one
+// (audit.Call).
 func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *wire.Envelope, f *forward, spanID string, destructive bool) {
 	row := &audit.Row{
 		CallID:          env.CallID,
+		Writer:          audit.GatewayWriter,
 		Tool:            env.Params.Name,
 		Source:          string(adapter.SourceEnvelope),
 		MCPEra:          string(env.MCP.Era),
@@ -98,8 +106,10 @@ func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *wire.E
 		defer cancel()
 	}
 	if f.delivery == maybeRun {
-		_, _ = g.cfg.Recorder.Pending(wctx, row)
-		return
+		// What the gateway knows: it told the caller f.code, and the
+		// function may have run. Not "pending": nothing will complete
+		// this row; the function's own row is where its run is told.
+		row.Outcome = audit.OutcomeUnknown
 	}
 	g.cfg.Recorder.Record(wctx, row)
 }

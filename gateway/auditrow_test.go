@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
@@ -99,6 +101,31 @@ func attr(item map[string]types.AttributeValue, name string) string {
 	return ""
 }
 
+// callOf reads every row of callID and joins them (audit.JoinCalls).
+func callOf(t *testing.T, client *dynamodb.Client, table, callID string) (audit.Call, []map[string]types.AttributeValue) {
+	t.Helper()
+	items := rowsOf(t, client, table, callID)
+	var rows []audit.Row
+	for _, it := range items {
+		var r audit.Row
+		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	calls := audit.JoinCalls(rows)
+	if len(calls) != 1 {
+		t.Fatalf("call %s: %d calls from rows %v", callID, len(calls), items)
+	}
+	return calls[0], items
+}
+
+// The gateway's rows are its own (ADR 0015): keyed "gateway#<callId>",
+// always final, never in the way of the function's rows. A call the
+// function never saw has the gateway's row only; one that reached Lambda
+// without an answer has it with outcome "unknown" and, if the function
+// ran, the function's own row too, which is the call's outcome; a call the
+// function answered has no gateway row.
 func TestCallsTheFunctionNeverSawLeaveOneGatewayRow(t *testing.T) {
 	aud, client, table := auditTable(t)
 	rec := &countingRecorder{Recorder: aud}
@@ -111,41 +138,50 @@ func TestCallsTheFunctionNeverSawLeaveOneGatewayRow(t *testing.T) {
 	e.api.mu.Unlock()
 	cs := e.mustConnect(t, "auditing-client", "", bearer(e.iss.token(t, "alice", nil)))
 
+	// gatewayOnly checks a call whose only row is the gateway's.
+	gatewayOnly := func(t *testing.T, callID, tool, code, outcome string) {
+		t.Helper()
+		c, items := callOf(t, client, table, callID)
+		if len(items) != 1 || c.Gateway == nil || c.OutcomeBy != audit.OutcomeByGateway {
+			t.Fatalf("call %s: rows %v, want the gateway's row only", callID, items)
+		}
+		r := items[0]
+		if attr(r, "rowKey") != "gateway#"+callID || attr(r, "writer") != audit.GatewayWriter ||
+			attr(r, "errorCode") != code || attr(r, "stage") != "gateway" || attr(r, "status") != audit.StatusDone ||
+			attr(r, "outcome") != outcome || attr(r, "attemptId") != "" ||
+			attr(r, "tool") != tool || attr(r, "callerSubject") != "alice" || attr(r, "ok") != "false" ||
+			attr(r, "clientName") != "auditing-client" {
+			t.Errorf("row %v", r)
+		}
+	}
+
 	for _, c := range []struct {
 		name, tool, fn string
 		h              http.HandlerFunc
-		code, status   string
+		code, outcome  string
 	}{
-		{"throttled", "flaky_get", "fn-flaky", throttle429, "RATE_LIMITED", audit.StatusDone},
+		{"throttled", "flaky_get", "fn-flaky", throttle429, "RATE_LIMITED", ""},
 		{"function missing", "flaky_get", "fn-flaky", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"Type":"User","message":"Function not found"}`))
-		}, "INTERNAL_SERVER_ERROR", audit.StatusDone},
-		// Lambda had the request: the function may yet write its own row,
-		// which the gateway's pending row must not pre-empt.
-		{"invoke failed after sending", "flaky_delete", "fn-flaky-delete", serviceError500, "UNAVAILABLE", audit.StatusPending},
+		}, "INTERNAL_SERVER_ERROR", ""},
+		// Lambda had the request: the function may have run. The gateway
+		// says so; its row is final all the same (nothing will complete
+		// it), under its own key.
+		{"invoke failed after sending", "flaky_delete", "fn-flaky-delete", serviceError500, "UNAVAILABLE", audit.OutcomeUnknown},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e.api.setMisbehave(c.fn, c.h)
 			defer e.api.setMisbehave(c.fn, nil)
 			te := toolErrorOf(t, callTool(t, cs, c.tool, map[string]any{"entityId": "a-1"}))
-			rows := rowsOf(t, client, table, te.callID())
-			if len(rows) != 1 {
-				t.Fatalf("%d rows for call %s, want 1", len(rows), te.callID())
-			}
-			r := rows[0]
-			if attr(r, "errorCode") != c.code || attr(r, "stage") != "gateway" || attr(r, "status") != c.status ||
-				attr(r, "tool") != c.tool || attr(r, "callerSubject") != "alice" || attr(r, "ok") != "false" ||
-				attr(r, "clientName") != "auditing-client" {
-				t.Errorf("row %v", r)
-			}
+			gatewayOnly(t, te.callID(), c.tool, c.code, c.outcome)
 		})
 	}
 
 	// A retried Invoke whose first attempt may have run and whose last was
-	// throttled: the call may have run, so the row is pending.
+	// throttled: the call may have run.
 	var attempt int
 	var amu sync.Mutex
 	e.api.setMisbehave("fn-flaky", func(w http.ResponseWriter, r *http.Request) {
@@ -161,12 +197,11 @@ func TestCallsTheFunctionNeverSawLeaveOneGatewayRow(t *testing.T) {
 	})
 	te := toolErrorOf(t, callTool(t, cs, "flaky_get", map[string]any{"entityId": "a-4"}))
 	e.api.setMisbehave("fn-flaky", nil)
-	if rows := rowsOf(t, client, table, te.callID()); len(rows) != 1 || attr(rows[0], "status") != audit.StatusPending || attr(rows[0], "errorCode") != "RATE_LIMITED" {
-		t.Errorf("500 then 429: rows %v", rows)
-	}
+	gatewayOnly(t, te.callID(), "flaky_get", "RATE_LIMITED", audit.OutcomeUnknown)
 
-	// The function ran and wrote its row, then the Invoke failed: the
-	// function's row stays, the gateway's pending row does not replace it.
+	// The function ran and wrote its rows (pending, then final), then the
+	// Invoke failed: both rows stay, each under its writer's key; the
+	// function's is the call's outcome.
 	e.api.setMisbehave("fn-flaky-delete", func(w http.ResponseWriter, r *http.Request) {
 		payload, _ := io.ReadAll(r.Body)
 		ctx, cancel := lambdatest.Context(r.Context(), lambdatest.Invocation{RequestID: "ran-then-500", Timeout: 10 * time.Second})
@@ -178,19 +213,63 @@ func TestCallsTheFunctionNeverSawLeaveOneGatewayRow(t *testing.T) {
 	})
 	te = toolErrorOf(t, callTool(t, cs, "flaky_delete", map[string]any{"entityId": "a-3"}))
 	e.api.setMisbehave("fn-flaky-delete", nil)
-	if rows := rowsOf(t, client, table, te.callID()); len(rows) != 1 || attr(rows[0], "stage") == "gateway" || attr(rows[0], "status") != audit.StatusDone || attr(rows[0], "ok") != "true" {
-		t.Errorf("ran, then the Invoke failed: rows %v", rows)
+	if c, items := callOf(t, client, table, te.callID()); len(items) != 2 || c.OutcomeBy != audit.OutcomeByFunction ||
+		c.Function.Status != audit.StatusDone || !c.Function.OK || c.Function.Writer != "flaky_delete" ||
+		c.Gateway.ErrorCode != "UNAVAILABLE" || c.Gateway.Outcome != audit.OutcomeUnknown || c.Gateway.Status != audit.StatusDone {
+		t.Errorf("ran, then the Invoke failed: rows %v", items)
 	}
 
 	// The function answered: its own row, none from the gateway.
 	before := rec.count()
 	f := factsFrom(t, callTool(t, cs, "echo_call", map[string]any{"entityId": "a-2"}))
-	if rows := rowsOf(t, client, table, f.CallID); len(rows) != 1 || attr(rows[0], "stage") == "gateway" {
-		t.Errorf("answered call: rows %v", rows)
+	if c, items := callOf(t, client, table, f.CallID); len(items) != 1 || c.Gateway != nil || attr(items[0], "stage") == "gateway" {
+		t.Errorf("answered call: rows %v", items)
 	}
-	// A tool error the function answered is the function's row too.
-	e.api.setMisbehave("fn-flaky", nil)
 	if got := rec.count() - before; got != 0 {
 		t.Errorf("the gateway wrote %d rows for a call the function answered", got)
+	}
+}
+
+// A streamed call (a progress token: InvokeWithResponseStream) that the
+// function answered leaves the function's row and none of the gateway's.
+// Before, the streamed path marked every call "may have run" and its
+// success never cleared it: the gateway wrote a pending row for each, which
+// refused the function's own row or was left pending beside it.
+func TestStreamedAnswerLeavesNoGatewayRow(t *testing.T) {
+	aud, client, table := auditTable(t)
+	rec := &countingRecorder{Recorder: aud}
+	tool := streamTool(nil)
+	e := newEnv(t, func(c *Config) {
+		c.Recorder = rec
+		c.Tools = append(c.Tools, tool)
+		c.Functions["progress_wait"] = "fn-progress"
+	})
+	e.api.mu.Lock()
+	e.api.functions["fn-progress"] = adapter.New(tool, adapter.WithAuditor(aud), adapter.WithLogger(e.cfgUsed.Logger), adapter.WithCallVerifier(e.verifiers["fn-progress"]))
+	e.api.mu.Unlock()
+	cs := e.mustConnect(t, "streaming-client", "", bearer(e.iss.token(t, "alice", nil)))
+	const n = 5
+	for i := range n {
+		params := &mcp.CallToolParams{Name: "progress_wait", Arguments: waitIn{}}
+		params.SetProgressToken(i)
+		res, err := cs.CallTool(t.Context(), params)
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %s", i, err, textOf(res))
+		}
+	}
+	if got := rec.count(); got != 0 {
+		t.Errorf("the gateway wrote %d rows for %d streamed calls the function answered", got, n)
+	}
+	out, err := client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != n {
+		t.Fatalf("%d rows for %d streamed calls, want one each", len(out.Items), n)
+	}
+	for _, it := range out.Items {
+		if attr(it, "writer") != "progress_wait" || attr(it, "status") != audit.StatusDone || attr(it, "ok") != "true" {
+			t.Errorf("row %v, want the function's final row", it)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -218,7 +219,7 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 // header, the note that an attempt reached Lambda, its resend policy.
 func (f *forward) invokeOptions(traceHeader string) []func(*lambda.Options) {
 	return []func(*lambda.Options){
-		lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached))...),
+		lambda.WithAPIOptions(append(traceOptions(traceHeader), noteReached(&f.reached), payloadWithoutWriteTo)...),
 		f.g.resendPolicy(f.unsafeRetry),
 	}
 }
@@ -459,6 +460,31 @@ func traceOptions(header string) []func(*middleware.Stack) error {
 		opts = append(opts, smithyhttp.SetHeaderValue("X-Amzn-Trace-Id", header))
 	}
 	return opts
+}
+
+// payloadWithoutWriteTo hides the payload's io.WriterTo from net/http. The
+// SDK closes a request's body as soon as the response's headers arrive, and
+// its body wrapper's WriteTo answers io.EOF once closed: when the headers
+// come while net/http's write loop is still making its last read of the
+// body (a streamed answer whose first chunk comes at once), io.Copy reports
+// that EOF as an error, the write loop closes the connection, and the
+// answer is cut off mid-stream — a call the function answered would be
+// reported as failed. Read on a closed body answers a plain EOF, which
+// io.Copy takes for the end. Seeking stays (retries rewind the payload).
+func payloadWithoutWriteTo(s *middleware.Stack) error {
+	return s.Build.Add(middleware.BuildMiddlewareFunc("mcpfnPayloadWithoutWriteTo",
+		func(ctx context.Context, in middleware.BuildInput, next middleware.BuildHandler) (middleware.BuildOutput, middleware.Metadata, error) {
+			if req, ok := in.Request.(*smithyhttp.Request); ok {
+				if body, ok := req.GetStream().(io.ReadSeeker); ok {
+					r, err := req.SetStream(struct{ io.ReadSeeker }{body})
+					if err != nil {
+						return middleware.BuildOutput{}, middleware.Metadata{}, err
+					}
+					in.Request = r
+				}
+			}
+			return next.HandleBuild(ctx, in)
+		}), middleware.After)
 }
 
 func removeRecursionDetection(s *middleware.Stack) error {

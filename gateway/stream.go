@@ -12,6 +12,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -127,7 +128,7 @@ func (f *forward) invokeStream(ctx context.Context, payload []byte, traceHeader 
 		FunctionName:   &f.function,
 		Payload:        payload,
 		InvocationType: types.ResponseStreamingInvocationTypeRequestResponse,
-	}, f.invokeOptions(traceHeader)...)
+	}, append(f.invokeOptions(traceHeader), ownEventStreamCodec)...)
 	if err != nil {
 		return f.unanswered(ctx, err), nil
 	}
@@ -154,8 +155,19 @@ func (f *forward) invokeStream(ctx context.Context, payload []byte, traceHeader 
 		return f.failure(adapter.CodeUnavailable, "the tool's answer was cut off; retry later", true,
 			fmt.Errorf("function %s: streamed answer: %w", f.function, err)), nil
 	}
+	// The function answered in full (its last line, InvokeComplete
+	// without an error): it wrote its own row, as for an Invoke's answer,
+	// and the gateway writes none.
+	f.delivery = answered
 	return f.decodeAnswer(final)
 }
+
+// ownEventStreamCodec gives one streamed Invoke a protocol of its own. The
+// SDK's client keeps one event stream codec for all its streams, whose
+// scratch state each stream's reader writes without a lock
+// (aws/smithy-go#714, open in smithy-go v1.28.9): concurrent streamed calls
+// race on it. restjson1.New ignores its schema argument.
+func ownEventStreamCodec(o *lambda.Options) { o.Protocol = restjson1.New(nil) }
 
 // read reads a streamed answer from its events, relaying frames as they
 // come: the final payload, the InvokeComplete event, and what broke the

@@ -126,6 +126,14 @@ type Config struct {
 	// mcpfn-tools.json).
 	ExtraTools []*adapter.Tool
 
+	// GatewayEnv sets or replaces variables of the GatewayFunction's
+	// template environment, e.g. a test's short MCPFN_INVOKE_TIMEOUT (an
+	// MCPFN_ variable the stack does not know is an error, as in the
+	// template). AWS_ENDPOINT_URL_LAMBDA among them points the gateway's
+	// Lambda client at another Invoke endpoint: a test's fault-injecting
+	// proxy in front of InvokeURL. Default none.
+	GatewayEnv map[string]string
+
 	// AsyncRetryDelays are the waits before the retries of a failed
 	// asynchronous invocation (InvocationType Event): the first before
 	// the first retry, the last before every later one. Default Lambda's,

@@ -440,7 +440,8 @@ func TestFunctionFailures(t *testing.T) {
 	}{
 		// The process exits mid-invoke: the emulator reports
 		// Runtime.ExitError, the router a function error, the gateway a
-		// retryable UNAVAILABLE. Only the write-ahead row is left.
+		// retryable UNAVAILABLE. The function left its write-ahead row,
+		// the gateway its own row, which is the call's outcome.
 		{faulty.ModeCrash, string(adapter.CodeUnavailable)},
 		// The handler ignores its deadline: the adapter answers TIMEOUT
 		// itself before the function's timeout and writes a final row.
@@ -465,16 +466,23 @@ func TestFunctionFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rows) != 1 || rows[0].Tool != faulty.Name || !strings.Contains(rows[0].ArgsPreview, id) {
-				t.Fatalf("rows of %s: %+v, want the faulty call's row", subject, rows)
+			calls := audit.JoinCalls(rows)
+			if len(calls) != 1 || calls[0].Function == nil || calls[0].Function.Tool != faulty.Name || !strings.Contains(calls[0].Function.ArgsPreview, id) {
+				t.Fatalf("rows of %s: %+v, want the faulty call's", subject, rows)
 			}
-			r := rows[0]
+			r := *calls[0].Function
 			switch tc.mode {
 			case faulty.ModeCrash:
 				if r.Status != audit.StatusPending {
 					t.Errorf("crash row status %q, want pending (the function died before its final row)", r.Status)
 				}
+				if g := calls[0].Gateway; calls[0].OutcomeBy != audit.OutcomeByGateway || g.ErrorCode != tc.code || g.Outcome != audit.OutcomeUnknown || g.Status != audit.StatusDone {
+					t.Errorf("crash: the gateway's row %+v, want the outcome: %s, outcome unknown, final", g, tc.code)
+				}
 			default:
+				if len(rows) != 1 {
+					t.Errorf("%s: rows %+v, want the function's only", tc.mode, rows)
+				}
 				if r.Status != audit.StatusDone || r.ErrorCode != tc.code {
 					t.Errorf("row status %q code %q, want done with %s", r.Status, r.ErrorCode, tc.code)
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -643,6 +644,14 @@ func (s *Stack) track(e *emulator) {
 // startGateway runs the gateway in this process, configured from the
 // template's GatewayFunction environment (see gatewayConfig).
 func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns map[string]string, specs []FunctionSpec, ln net.Listener) error {
+	invokeURL := s.invokeURL
+	if len(s.cfg.GatewayEnv) > 0 {
+		env = maps.Clone(env)
+		maps.Copy(env, s.cfg.GatewayEnv)
+		if u := env["AWS_ENDPOINT_URL_LAMBDA"]; u != "" {
+			invokeURL = u
+		}
+	}
 	cfg, err := s.gatewayConfig(env)
 	if err != nil {
 		return err
@@ -667,7 +676,7 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 	// (or the reverse) is the gateway's configuration error to report.
 	cfg.Lambda = lambda.New(lambda.Options{
 		Region:       localRegion,
-		BaseEndpoint: aws.String(s.invokeURL),
+		BaseEndpoint: aws.String(invokeURL),
 		Credentials:  staticCredentials(s.iam.gateway),
 		// As the gateway configures its own client: a throttle or a 5xx
 		// is retried soon or not at all, the caller is waiting.

@@ -9,7 +9,10 @@ import (
 )
 
 type callPage struct {
-	Row        audit.Row
+	Row audit.Row // the row shown in full
+	// CallRows are the call's rows (the function's, the gateway's), the
+	// outcome first.
+	CallRows   []callRow
 	CallerKey  string
 	Dimensions []kv
 	Details    string // errorDetails, indented
@@ -17,6 +20,13 @@ type callPage struct {
 }
 
 type kv struct{ K, V string }
+
+// callRow is one of a call's rows as the call page links it.
+type callRow struct {
+	Row     audit.Row
+	Outcome bool // the call's outcome (audit.Call)
+	Shown   bool // the row this page shows
+}
 
 // call shows one row in full: arguments preview, dimensions, the error as
 // the caller was told it and the raw error the audit kept (shown to
@@ -32,6 +42,17 @@ func (v *Viewer) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := callPage{Row: row, CallerKey: audit.CallerKeyOf(&row), Preview: readablePreview(row.ArgsPreview)}
+	// The call's other row, if its other writer wrote one: which of them
+	// is the outcome is said on the page.
+	calls := audit.JoinCalls([]audit.Row{row})
+	if err := v.cfg.Auditor.CompleteCalls(r.Context(), calls); err != nil {
+		v.fail(w, "reading the audit table", err)
+		return
+	}
+	c := calls[0]
+	for i, cr := range c.Rows() {
+		p.CallRows = append(p.CallRows, callRow{Row: *cr, Outcome: i == 0, Shown: audit.IsGatewayRow(cr) == audit.IsGatewayRow(&row)})
+	}
 	for k, val := range row.Dimensions {
 		p.Dimensions = append(p.Dimensions, kv{k, val})
 	}

@@ -104,12 +104,21 @@ func (f *filters) keep(r *audit.Row) bool {
 	return true
 }
 
+// callLine is one call of the listing: its outcome row, and the call's
+// other row when the gateway wrote one.
+type callLine struct {
+	audit.Row
+	Call audit.Call
+	// Other is the row that is not the outcome (nil: the call has one).
+	Other *audit.Row
+}
+
 type callsPage struct {
 	F         filters
 	Problem   string
-	Rows      []audit.Row
-	Matched   int  // rows that passed the filters (before the limit)
-	Truncated bool // the scan stopped early or the limit cut rows
+	Rows      []callLine // one per call
+	Matched   int        // calls that passed the filters (before the limit)
+	Truncated bool       // the scan stopped early or the limit cut calls
 	Stats     []toolStats
 	Source    string // how the rows were found: "scan", "byCaller", "byEntity"
 	Entity    string // the entity dimension
@@ -153,17 +162,34 @@ func (v *Viewer) calls(w http.ResponseWriter, r *http.Request) {
 	if len(rows) >= audit.MaxScanned {
 		p.Truncated = true
 	}
-	kept := rows[:0]
-	for i := range rows {
-		if f.keep(&rows[i]) {
-			kept = append(kept, rows[i])
+	// One line per call: the rows of a call id joined, filtered and
+	// counted by the call's outcome row (a call the gateway gave up on
+	// and the function finished is the function's, once).
+	var kept []audit.Call
+	var outcomes []audit.Row
+	for _, c := range audit.JoinCalls(rows) {
+		if o := c.Outcome(); f.keep(o) {
+			kept = append(kept, c)
+			outcomes = append(outcomes, *o)
 		}
 	}
 	p.Matched = len(kept)
-	p.Stats = statsOf(kept)
+	p.Stats = statsOf(outcomes)
 	if len(kept) > f.Limit {
 		kept, p.Truncated = kept[:f.Limit], true
 	}
-	p.Rows = kept
+	// The shown calls' rows a listing lacks (an entity's holds only the
+	// functions' rows), read by key.
+	if err := a.CompleteCalls(r.Context(), kept); err != nil {
+		v.fail(w, "reading the audit table", err)
+		return
+	}
+	for _, c := range kept {
+		line := callLine{Row: *c.Outcome(), Call: c}
+		if rs := c.Rows(); len(rs) > 1 {
+			line.Other = rs[1]
+		}
+		p.Rows = append(p.Rows, line)
+	}
 	render(w, "calls", p)
 }

@@ -30,6 +30,8 @@ var funcs = template.FuncMap{
 		return "/trace/" + url.PathEscape(id)
 	},
 	"callerKey": func(r audit.Row) string { return audit.CallerKeyOf(&r) },
+	"rowName":   rowName,
+	"rowState":  rowState,
 	// filter is the calls page with one filter set.
 	"filter": func(name, value string) string {
 		return "/?" + url.Values{name: {value}}.Encode()
@@ -39,6 +41,27 @@ var funcs = template.FuncMap{
 // callPath is the call page of a row.
 func callPath(r audit.Row) string {
 	return "/call/" + url.PathEscape(audit.WriterOf(&r)) + "/" + url.PathEscape(r.CallID)
+}
+
+// rowName says who wrote a row: "gateway's" or "function's".
+func rowName(r audit.Row) string {
+	if audit.IsGatewayRow(&r) {
+		return "gateway's"
+	}
+	return "function's"
+}
+
+// rowState is a row's outcome in a word: pending, ok or its error code.
+func rowState(r audit.Row) string {
+	switch {
+	case r.Status == audit.StatusPending:
+		return "pending"
+	case r.OK:
+		return "ok"
+	case r.ErrorCode != "":
+		return r.ErrorCode
+	}
+	return "error"
 }
 
 func formatDuration(d time.Duration) string {

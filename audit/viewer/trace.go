@@ -112,9 +112,20 @@ func layoutTrace(rows []audit.Row, segs []Segment, p *tracePage) []*node {
 		n.End = rw.StartedAt.Add(time.Duration(rw.DurationMs * float64(time.Millisecond)))
 		n.Failed = !rw.OK
 	}
+	// A call's rows by two writers are two lines (each has its own span);
+	// their kind says which is the call's outcome.
+	calls := map[string]audit.Call{}
+	for _, c := range audit.JoinCalls(rows) {
+		calls[c.CallID] = c
+	}
 	var roots []*node
 	for _, n := range all {
 		n.Kind = kindOf(n)
+		if n.Row != nil {
+			if c := calls[n.Row.CallID]; c.Function != nil && c.Gateway != nil {
+				n.Kind += outcomeNote(&c, n.Row)
+			}
+		}
 		if par := byID[n.ParentID]; par != nil && n.ParentID != n.ID {
 			par.children = append(par.children, n)
 		} else {
@@ -172,9 +183,20 @@ func layoutTrace(rows []audit.Row, segs []Segment, p *tracePage) []*node {
 	return out
 }
 
+// outcomeNote says whether r, one of the two rows of call c, is its
+// outcome.
+func outcomeNote(c *audit.Call, r *audit.Row) string {
+	if c.Outcome() == r {
+		return ", the call's outcome"
+	}
+	return ", not the outcome: the " + rowName(*c.Outcome()) + " row is"
+}
+
 // kindOf names what a node is, as the page labels it.
 func kindOf(n *node) string {
 	switch {
+	case n.Row != nil && audit.IsGatewayRow(n.Row):
+		return "gateway's row (the function did not answer it)"
 	case n.Row != nil && n.Row.Writer != "" && n.Row.Writer != n.Row.Tool:
 		return "row by " + n.Row.Writer
 	case n.Row != nil:

@@ -210,3 +210,70 @@ func TestReadOnlyAndHostCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestACallsTwoRowsAreOneCall: a call the gateway gave up on (its row:
+// TIMEOUT, may have run) and whose function finished after all is one line
+// of the listing, counted once, the function's row its outcome, linking
+// the gateway's; the call page names both rows and the outcome; the trace
+// says which line is the outcome. A call whose function never answered is
+// the gateway's row alone.
+func TestACallsTwoRowsAreOneCall(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	const trace = "1-6a1b2c3d-0123456789abcdef0123aaaa"
+	gw := func(call, code, outcome string, at time.Duration) *audit.Row {
+		return &audit.Row{CallID: call, Writer: audit.GatewayWriter, Tool: "broadcast_digest", Stage: "gateway", ErrorCode: code, Outcome: outcome,
+			SpanID: "ddddddddddddddd" + call[len(call)-1:], ParentSpanID: forwardID, TraceID: trace, StartedAt: t0.Add(at), DurationMs: 300,
+			CallerSubject: "carol", CallerAuthMethod: "jwt", CallerIssuer: "https://issuer.example"}
+	}
+	w.a.Record(ctx, gw("c-late1", "TIMEOUT", audit.OutcomeUnknown, 3*time.Second))
+	w.a.Record(ctx, &audit.Row{CallID: "c-late1", Writer: "broadcast_digest", Tool: "broadcast_digest", SpanID: "eeeeeeeeeeeeeee1", ParentSpanID: forwardID,
+		TraceID: trace, StartedAt: t0.Add(3*time.Second + time.Millisecond), DurationMs: 900, OK: true,
+		CallerSubject: "carol", CallerAuthMethod: "jwt", CallerIssuer: "https://issuer.example", Dimensions: map[string]string{"entityId": "ch-9"}})
+	w.a.Record(ctx, gw("c-throttled2", "RATE_LIMITED", "", 4*time.Second))
+
+	for path, want := range map[string]string{
+		"/?caller=carol":            "c-throttled2:gateway c-late1:function",
+		"/?entity=ch-9":             "c-late1:function",
+		"/?outcome=ok&caller=carol": "c-late1:function",
+		"/?outcome=TIMEOUT":         "",
+	} {
+		code, body := w.get(t, path)
+		var got []string
+		for _, m := range regexp.MustCompile(`data-call="([^"]+)"[^>]*data-outcome-row="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1]+":"+m[2])
+		}
+		if code != 200 || strings.Join(got, " ") != want {
+			t.Errorf("%s: %d, listed %q, want %q", path, code, strings.Join(got, " "), want)
+		}
+		if strings.Contains(want, "c-late1") && !strings.Contains(body, `<a class="other" href="/call/gateway/c-late1"`) || strings.Contains(want, "c-late1") && !strings.Contains(body, `>+ gateway&#39;s row: TIMEOUT</a>`) {
+			t.Errorf("%s: no link to the gateway's row:\n%s", path, body)
+		}
+	}
+	// Two calls of broadcast_digest, not three rows.
+	if _, body := w.get(t, "/?caller=carol"); !strings.Contains(body, `broadcast_digest</a></td><td class="num">2</td>`) {
+		t.Errorf("stats: want 2 broadcast_digest calls:\n%s", body)
+	}
+	for path, want := range map[string][]string{
+		"/call/gateway/c-late1":          {`id="call-rows"`, `<a href="/call/broadcast_digest/c-late1">function&#39;s row</a>: ok — the call's outcome`, `<strong>gateway&#39;s row</strong> (shown): TIMEOUT`},
+		"/call/broadcast_digest/c-late1": {`<strong>function&#39;s row</strong> (shown): ok — the call's outcome`, `<a href="/call/gateway/c-late1">gateway&#39;s row</a>: TIMEOUT`},
+		"/call/gateway/c-throttled2":     {`The gateway's row is this call's only row: its function never saw the call.`},
+	} {
+		code, body := w.get(t, path)
+		for _, s := range want {
+			if code != 200 || !strings.Contains(body, s) {
+				t.Errorf("%s: %d, lacks %s:\n%s", path, code, s, body)
+			}
+		}
+	}
+	_, body := w.get(t, "/trace/"+trace)
+	for _, s := range []string{
+		`data-kind="gateway&#39;s row (the function did not answer it), not the outcome: the function&#39;s row is"`,
+		`data-kind="tool call (row), the call&#39;s outcome"`,
+		`data-kind="gateway&#39;s row (the function did not answer it)"`,
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("trace lacks %s:\n%s", s, body)
+		}
+	}
+}

@@ -17,7 +17,7 @@ import (
 const usage = `usage: mcpfn audit [flags] <command> [args]
 
 commands:
-  trace <traceId>          all rows of a trace, as a tree
+  trace <traceId>          all calls of a trace, as a tree
   entity <name> <value>    calls on an entity (a dimension), newest first
   caller <subject>         calls by one verified principal, newest first: the
                            subject with -auth, -issuer and -tenant (all part
@@ -27,6 +27,10 @@ commands:
   replay [file|-]          write fallback rows found in log text to the table
   serve [-addr A] [-xray-file F]
                            the audit viewer, a read-only web page (docs/viewer.md)
+
+Each line is one call: its outcome row (the function's final row, else the
+gateway's), and, where the gateway wrote a row too, outcome-row= and what
+the other row says. -json prints {callId, outcomeBy, function, gateway}.
 
 flags:
 `
@@ -73,15 +77,28 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *since > 0 {
 		opts.Since = time.Now().Add(-*since)
 	}
+	// Every listing shows calls: the rows of a call id joined, the other
+	// writer's row read by key when the listing lacks it (an entity's rows
+	// are the functions'), the outcome row saying which it is.
+	calls := func(rows []audit.Row, err error) ([]audit.Call, bool) {
+		if err == nil {
+			cs := audit.JoinCalls(rows)
+			if err = a.CompleteCalls(ctx, cs); err == nil {
+				return cs, true
+			}
+		}
+		fmt.Fprintln(stderr, "mcpfn audit:", err)
+		return nil, false
+	}
 	show := func(rows []audit.Row, err error) int {
-		if err != nil {
-			fmt.Fprintln(stderr, "mcpfn audit:", err)
+		cs, ok := calls(rows, err)
+		if !ok {
 			return 1
 		}
 		if *asJSON {
-			return writeJSONRows(stdout, stderr, rows)
+			return writeJSONCalls(stdout, stderr, cs)
 		}
-		if err := audit.WriteRows(stdout, rows); err != nil {
+		if err := audit.WriteCalls(stdout, cs); err != nil {
 			return 1
 		}
 		return 0
@@ -93,7 +110,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err != nil || *asJSON {
 			return show(rows, err)
 		}
-		if err := audit.WriteTraceTree(stdout, rest[0], rows); err != nil {
+		cs, ok := calls(rows, nil)
+		if !ok {
+			return 1
+		}
+		if err := audit.WriteCallTree(stdout, rest[0], cs); err != nil {
 			return 1
 		}
 		return 0
@@ -115,8 +136,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			in = f
 		}
 		st, err := audit.Replay(ctx, in, a)
-		fmt.Fprintf(stdout, "lines=%d found=%d written=%d present=%d failed=%d malformed=%d\n",
-			st.Lines, st.Found, st.Written, st.Present, st.Failed, st.Malformed)
+		fmt.Fprintf(stdout, "lines=%d found=%d written=%d present=%d failed=%d malformed=%d refused=%d\n",
+			st.Lines, st.Found, st.Written, st.Present, st.Failed, st.Malformed, st.Refused)
 		if err != nil {
 			fmt.Fprintln(stderr, "mcpfn audit:", err)
 			return 1
@@ -129,10 +150,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 2
 }
 
-func writeJSONRows(stdout, stderr io.Writer, rows []audit.Row) int {
+// writeJSONCalls prints one JSON object per call: {callId, outcomeBy,
+// function, gateway}, the outcome being the row outcomeBy names.
+func writeJSONCalls(stdout, stderr io.Writer, calls []audit.Call) int {
 	enc := json.NewEncoder(stdout)
-	for i := range rows {
-		if err := enc.Encode(&rows[i]); err != nil {
+	for i := range calls {
+		if err := enc.Encode(&calls[i]); err != nil {
 			fmt.Fprintln(stderr, "mcpfn audit:", err)
 			return 1
 		}

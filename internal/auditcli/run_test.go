@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -98,6 +99,49 @@ func TestRun(t *testing.T) {
 	var errb bytes.Buffer
 	if code := Run(context.Background(), []string{"trace", "x"}, nil, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "no table") {
 		t.Errorf("no table: code %d, %s", code, errb.String())
+	}
+}
+
+// TestRunJoinsACallsRows: a call the gateway gave up on (its row: TIMEOUT,
+// the function may have run) and whose function finished after all (its
+// row: ok) is one call in every listing, the function's row its outcome;
+// the entity listing, which holds only the function's row, reads the
+// gateway's by key.
+func TestRunJoinsACallsRows(t *testing.T) {
+	fn := row("c-late", "2222222222222222", "1111111111111111", time.Millisecond)
+	fn.Writer = "broadcast_get"
+	gw := row("c-late", "3333333333333333", "1111111111111111", 0)
+	gw.Writer, gw.Stage, gw.OK, gw.ErrorCode, gw.Outcome, gw.Dimensions = audit.GatewayWriter, "gateway", false, "TIMEOUT", audit.OutcomeUnknown, nil
+	unseen := row("c-unseen", "4444444444444444", "1111111111111111", 2*time.Millisecond)
+	unseen.Writer, unseen.Stage, unseen.OK, unseen.ErrorCode, unseen.Dimensions = audit.GatewayWriter, "gateway", false, "RATE_LIMITED", nil
+	name := table(t, gw, fn, unseen)
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), append([]string{"-table", name}, args...), nil, &out, &errb); code != 0 {
+			t.Fatalf("%v: code %d: %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	const caller = " caller=jwt#https://issuer.example#acme#user-1"
+	wantTree := `trace 1-5f84c7a1-aaaaaaaaaaaaaaaaaaaaaaaa (3 rows)
+├─ 2026-11-29T12:00:00.001Z broadcast_get ok 5.0ms span=2222222222222222 call=c-late parent=1111111111111111` + caller + ` entityId=b-c-late outcome-row=function gateway-row=TIMEOUT
+└─ 2026-11-29T12:00:00.002Z broadcast_get error RATE_LIMITED 5.0ms span=4444444444444444 call=c-unseen parent=1111111111111111` + caller + ` outcome-row=gateway
+`
+	if out := cli("trace", "1-5f84c7a1-aaaaaaaaaaaaaaaaaaaaaaaa"); out != wantTree {
+		t.Errorf("trace:\n%s\nwant:\n%s", out, wantTree)
+	}
+	if out := cli("entity", "entityId", "b-c-late"); strings.Count(out, "\n") != 1 || !strings.Contains(out, "call=c-late") || !strings.Contains(out, "outcome-row=function gateway-row=TIMEOUT") {
+		t.Errorf("entity:\n%s", out)
+	}
+	if out := cli("-issuer", "https://issuer.example", "-tenant", "acme", "caller", "user-1"); strings.Count(out, "\n") != 2 {
+		t.Errorf("caller: want two calls:\n%s", out)
+	}
+	out := cli("-json", "entity", "entityId", "b-c-late")
+	var c audit.Call
+	if err := json.Unmarshal([]byte(out), &c); err != nil || c.CallID != "c-late" || c.OutcomeBy != audit.OutcomeByFunction ||
+		c.Function == nil || !c.Function.OK || c.Gateway == nil || c.Gateway.ErrorCode != "TIMEOUT" {
+		t.Errorf("-json entity: %v\n%s", err, out)
 	}
 }
 

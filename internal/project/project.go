@@ -7,10 +7,10 @@ package project
 
 import (
 	"crypto/sha256"
-	"go/build"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"go/build"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -61,12 +61,13 @@ func TestAProjectNameTakenByMcpfnIsAClearError(t *testing.T) {
 }
 
 // TestToolsWhoseResourcesCollideAreAClearError: a tool whose generated
-// names are the skeleton's (a tool named gateway would define
-// GatewayFunction twice), or two tools with one PascalCase prefix, stop
+// names are the skeleton's (a tool named agent_core_interceptor would
+// define AgentCoreInterceptorFunction twice; "gateway" itself is a name
+// adapter.Define refuses), or two tools with one PascalCase prefix, stop
 // Generate with both regions named.
 func TestToolsWhoseResourcesCollideAreAClearError(t *testing.T) {
-	gateway := adapter.Declare(adapter.ToolDef[noteIn, noteOut]{Name: "gateway"}, handle[noteIn, noteOut])
-	checkError(t, userTemplate, catalogOf(gateway), "GatewayFunction", `"tool gateway"`, `"resources"`)
+	interceptor := adapter.Declare(adapter.ToolDef[noteIn, noteOut]{Name: "agent_core_interceptor"}, handle[noteIn, noteOut])
+	checkError(t, userTemplate, catalogOf(interceptor), "AgentCoreInterceptorFunction", `"tool agent_core_interceptor"`, `"resources"`)
 
 	camel := adapter.Declare(adapter.ToolDef[noteIn, noteOut]{Name: "noteAdd"}, handle[noteIn, noteOut])
 	checkError(t, userTemplate, catalogOf(noteAdd, camel), "NoteAddFunction", `"tool note_add"`, `"tool noteAdd"`)

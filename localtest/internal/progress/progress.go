@@ -8,6 +8,7 @@ package progress
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -24,6 +25,13 @@ const Name = "progress_fixture"
 type Input struct {
 	Wait  bool `json:"wait,omitempty"`
 	Quiet bool `json:"quiet,omitempty"`
+	// ID is recorded as the call's entityId dimension, so a test finds the
+	// call's audit rows by entity.
+	ID string `json:"id,omitempty"`
+	// Hold, a URL, is GET between the two reports: the handler goes on
+	// when the test answers it, so a test decides when the call ends
+	// (after the gateway gave up on it, say).
+	Hold string `json:"hold,omitempty"`
 }
 
 // Output says whether the handler waited.
@@ -45,6 +53,9 @@ func Tool() *adapter.Tool {
 		// an asynchronous invoke); any other a synchronous call.
 		TaskSupport: adapter.TaskOptional,
 		Handler: func(ctx context.Context, call *adapter.Call, in Input) (Output, error) {
+			if in.ID != "" {
+				call.SetDimension("entityId", in.ID)
+			}
 			if in.Quiet {
 				return Output{}, nil
 			}
@@ -59,8 +70,26 @@ func Tool() *adapter.Tool {
 					return Output{}, ctx.Err()
 				}
 			}
+			if in.Hold != "" {
+				if err := hold(ctx, in.Hold); err != nil {
+					return Output{}, err
+				}
+			}
 			call.Progress(2, 2, "released")
 			return Output{Released: in.Wait}, nil
 		},
 	})
+}
+
+// hold GETs url and returns once it is answered.
+func hold(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
 }
