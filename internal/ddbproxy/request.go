@@ -13,7 +13,7 @@ import (
 // derives; any other is refused (AccessDeniedException naming it), for
 // every caller.
 var Operations = []string{
-	"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
+	"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
 	"DescribeTable", "CreateTable", "DeleteTable", "ListTables", "DescribeTimeToLive", "UpdateTimeToLive",
 }
 
@@ -83,6 +83,9 @@ func derive(op string, body []byte, tableARN func(string) string, schema func(st
 	}
 	if op == "ListTables" {
 		return []authz{{action: "dynamodb:ListTables", resource: "*", ctx: iam.Context{}}}, nil
+	}
+	if op == "BatchGetItem" {
+		return deriveBatchGet(body, tableARN, schema)
 	}
 	if in.TableName == "" {
 		return nil, fmt.Errorf("the %s request names no table", op)
@@ -256,4 +259,73 @@ func mapKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// batchGet is a BatchGetItem request: per table, the keys and projection
+// of a GetItem.
+type batchGet struct {
+	RequestItems map[string]struct {
+		Keys                     []map[string]json.RawMessage `json:"Keys"`
+		ProjectionExpression     string                       `json:"ProjectionExpression"`
+		AttributesToGet          []string                     `json:"AttributesToGet"`
+		ExpressionAttributeNames map[string]string            `json:"ExpressionAttributeNames"`
+	} `json:"RequestItems"`
+	ReturnConsumedCapacity string `json:"ReturnConsumedCapacity"`
+}
+
+// deriveBatchGet is BatchGetItem's authorization: dynamodb:BatchGetItem on
+// each table it reads, with LeadingKeys every partition key value it names
+// there and Attributes what its projection (and the keys) name, as a
+// GetItem of those items would be.
+func deriveBatchGet(body []byte, tableARN func(string) string, schema func(string) *KeySchema) ([]authz, error) {
+	var in batchGet
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, fmt.Errorf("the BatchGetItem request is not JSON: %v", err)
+	}
+	if len(in.RequestItems) == 0 {
+		return nil, fmt.Errorf("the BatchGetItem request names no table")
+	}
+	var out []authz
+	names := mapKeys(in.RequestItems)
+	slices.Sort(names)
+	for _, name := range names {
+		items := in.RequestItems[name]
+		table := tableName(name)
+		ctx := iam.Context{}
+		if in.ReturnConsumedCapacity != "" {
+			ctx.Set("dynamodb:ReturnConsumedCapacity", in.ReturnConsumedCapacity)
+		}
+		ks := schema(table)
+		var leading []string
+		for _, key := range items.Keys {
+			if ks == nil {
+				ctx.SetUnknown("dynamodb:LeadingKeys", "the table's key schema could not be read")
+				break
+			}
+			v, ok := scalarKey(key[ks.PartitionKey])
+			if !ok {
+				ctx.SetUnknown("dynamodb:LeadingKeys", "a key has no string or number value for the partition key "+ks.PartitionKey)
+				break
+			}
+			leading = append(leading, v)
+		}
+		if ks != nil && len(leading) == len(items.Keys) {
+			slices.Sort(leading)
+			ctx.Set("dynamodb:LeadingKeys", slices.Compact(leading)...)
+		}
+		var keys []string
+		if ks != nil {
+			keys = ks.Keys
+		}
+		read(ctx, request{ProjectionExpression: items.ProjectionExpression, AttributesToGet: items.AttributesToGet}, newNames(items.ExpressionAttributeNames), keys, false, func(list []string, err error) {
+			if err != nil {
+				ctx.SetUnknown("dynamodb:Attributes", err.Error())
+				return
+			}
+			slices.Sort(list)
+			ctx.Set("dynamodb:Attributes", slices.Compact(list)...)
+		})
+		out = append(out, authz{action: "dynamodb:BatchGetItem", resource: tableARN(table), ctx: ctx})
+	}
+	return out, nil
 }

@@ -70,7 +70,7 @@ func TestRequestsYieldAWSConditionKeys(t *testing.T) {
 
 func TestShapesNotEvaluatedAreRefused(t *testing.T) {
 	arn := func(t string) string { return t }
-	for _, op := range []string{"BatchWriteItem", "TransactWriteItems", "ExecuteStatement", "BatchGetItem"} {
+	for _, op := range []string{"BatchWriteItem", "TransactWriteItems", "ExecuteStatement", "TransactGetItems"} {
 		if _, err := derive(op, []byte(`{}`), arn, func(string) *KeySchema { return nil }); err == nil || !strings.Contains(err.Error(), op) {
 			t.Errorf("%s: %v", op, err)
 		}
@@ -80,4 +80,28 @@ func TestShapesNotEvaluatedAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var _ iam.Context
+}
+
+// TestBatchGetItemIsAuthorizedPerTable: a BatchGetItem needs
+// dynamodb:BatchGetItem on every table it reads, each with LeadingKeys the
+// partition key values it names there — a role allowed one writer's keys
+// cannot read another's rows by batching them.
+func TestBatchGetItemIsAuthorizedPerTable(t *testing.T) {
+	arn := func(t string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + t }
+	ks := func(string) *KeySchema { return &KeySchema{PartitionKey: "rowKey", Keys: []string{"rowKey"}} }
+	body := `{"RequestItems":{"B":{"Keys":[{"rowKey":{"S":"gateway#1"}},{"rowKey":{"S":"tool#1"}}],"ProjectionExpression":"#s","ExpressionAttributeNames":{"#s":"status"}},"A":{"Keys":[{"rowKey":{"S":"x"}}]}}}`
+	got, err := derive("BatchGetItem", []byte(body), arn, ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].resource != arn("A") || got[1].resource != arn("B") || got[0].action != "dynamodb:BatchGetItem" {
+		t.Fatalf("authorizations %+v", got)
+	}
+	lk := got[1].ctx["dynamodb:leadingkeys"]
+	if strings.Join(lk.Values, ",") != "gateway#1,tool#1" {
+		t.Errorf("LeadingKeys of B = %+v", lk)
+	}
+	if at := got[1].ctx["dynamodb:attributes"]; strings.Join(at.Values, ",") != "rowKey,status" {
+		t.Errorf("Attributes of B = %+v", at)
+	}
 }
