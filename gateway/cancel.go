@@ -8,36 +8,64 @@ import (
 	"github.com/mcpfn/mcpfn/wire"
 )
 
-// Cancellation of a synchronous call. The gateway is stateless: the
-// notifications/cancelled of a call arrives in another HTTP request, often
-// at another gateway instance, while the call's Invoke is in flight. So the
-// cancel is a marker in the tasks table (taskstore.MarkCancelled), keyed
-// by the caller and the call's JSON-RPC id; the forwarded envelope names
-// that marker (its Cancel field), and the function, which polls it while
-// the handler runs, cancels the handler's context. What that can and cannot
-// stop is in docs/gateway.md.
+// Cancellation of a synchronous call (docs/decisions/0030). The gateway is
+// stateless: the notifications/cancelled of a call arrives in another HTTP
+// request, often at another gateway instance, while the call's Invoke is
+// in flight. So the cancel is a marker in the tasks table
+// (taskstore.MarkCancelled): the forwarded envelope names the call's marker
+// (its Cancel field), and the function, which polls it while the handler
+// runs, cancels the handler's context. What that can and cannot stop is in
+// docs/long-running.md.
+//
+// Every new client numbers its requests from 0, so the marker is keyed by
+// the owner, the verified session id (session.go) and the JSON-RPC id: one
+// client's cancel cannot stop another client's call. A client without a
+// session id keeps the owner + id key, which only a verified caller gets
+// (unverified callers are one owner whose small ids collide).
 
 // cancelMarker is the marker a forwarded synchronous call's function
-// watches: nil without a tasks table, a JSON-RPC id or a verified caller.
-// Unverified callers (AuthNone) are one owner to the gateway, and their
-// JSON-RPC ids (1, 2, 3 …) collide: one could cancel another's call.
+// watches, or nil (no tasks table; a request that cannot be cancelled).
 func (g *Gateway) cancelMarker(ri *requestInfo) *wire.CancelMarker {
-	if g.tasks == nil || len(ri.jsonrpcID) == 0 || ri.identity == nil {
+	if g.tasks == nil {
 		return nil
 	}
-	return &wire.CancelMarker{Owner: ownerOf(ri.identity), Request: requestKey(ri.jsonrpcID)}
+	key := legacyKey(ri, ri.jsonrpcID)
+	if key == "" {
+		return nil
+	}
+	return &wire.CancelMarker{Owner: ownerOf(ri.identity), Request: key}
+}
+
+// legacyKey is the marker key of the legacy request id of a caller, "" when
+// it has none (no id, or neither a session nor a verified caller). Request
+// keys are disjoint: a compact JSON-RPC id starts with a digit, '-' or '"'.
+func legacyKey(ri *requestInfo, id json.RawMessage) string {
+	switch {
+	case len(id) == 0 || string(id) == "null":
+		return ""
+	case ri.session != "":
+		return "session " + ri.session + " " + requestKey(id)
+	case ri.identity != nil:
+		return requestKey(id)
+	}
+	return ""
 }
 
 // markCancelled records the caller's notifications/cancelled of request
 // id. Only the caller's own call can match: the marker is keyed by its
-// owner. A failure is logged; a notification has no answer to carry it.
+// owner and session.
 func (g *Gateway) markCancelled(ctx context.Context, ri *requestInfo, id json.RawMessage) {
-	if len(id) == 0 || string(id) == "null" || ri.identity == nil {
-		return
+	if key := legacyKey(ri, id); key != "" {
+		g.writeMarker(ctx, ownerOf(ri.identity), key)
 	}
+}
+
+// writeMarker records a cancel. A failure is logged: a notification has no
+// answer to carry it.
+func (g *Gateway) writeMarker(ctx context.Context, owner, key string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := g.tasks.MarkCancelled(ctx, ownerOf(ri.identity), requestKey(id)); err != nil {
+	if err := g.tasks.MarkCancelled(ctx, owner, key); err != nil {
 		g.cfg.Logger.Warn("mcpfn gateway: recording a cancellation failed", "error", err.Error())
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/taskstore"
-	"github.com/mcpfn/mcpfn/wire"
 )
 
 // ---- the task tools and their environment ----
@@ -645,30 +644,5 @@ func TestTasksConfig(t *testing.T) {
 	}
 	if cfg.TaskRunWindow != defaultTaskRunWindow {
 		t.Fatalf("default window %v", cfg.TaskRunWindow)
-	}
-}
-
-// TestCancelMarkerOnlyForVerifiedCallers: a synchronous call's envelope
-// names its cancel marker (owner = the caller's key, request = its
-// JSON-RPC id) for a verified caller; unverified callers are one owner
-// whose ids collide, so their calls name none.
-func TestCancelMarkerOnlyForVerifiedCallers(t *testing.T) {
-	for _, auth := range []AuthMode{AuthJWT, AuthNone} {
-		e := newEnv(t, withTasks(t, newJobs()), func(c *Config) { c.Auth = auth })
-		envelopes := make(chan wire.Envelope, 1)
-		e.api.setMisbehave("fn-"+optionalTool, func(w http.ResponseWriter, r *http.Request) {
-			var env wire.Envelope
-			_ = json.NewDecoder(r.Body).Decode(&env)
-			envelopes <- env
-			_, _ = w.Write([]byte(`{"mcpfn":"1","result":{"content":[]}}`))
-		})
-		e.rpc(t, e.alice(t), "tools/call", map[string]any{"name": optionalTool, "arguments": jobIn{EntityID: "m"}}, false, nil)
-		env := <-envelopes
-		switch {
-		case auth == AuthJWT && (env.Cancel == nil || env.Cancel.Owner != aliceKey(e) || env.Cancel.Request != string(env.MCP.JSONRPCID)):
-			t.Errorf("verified caller: cancel %+v, id %s", env.Cancel, env.MCP.JSONRPCID)
-		case auth == AuthNone && env.Cancel != nil:
-			t.Errorf("unverified caller: cancel %+v", env.Cancel)
-		}
 	}
 }
