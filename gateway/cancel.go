@@ -3,42 +3,56 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Cancellation of a synchronous call (docs/decisions/0030). The gateway is
-// stateless: the notifications/cancelled of a call arrives in another HTTP
-// request, often at another gateway instance, while the call's Invoke is
-// in flight. So the cancel is a marker in the tasks table
+// stateless, and a function runs on after the Invoke that started it is
+// abandoned, so a cancel reaches the function as a marker in the tasks table
 // (taskstore.MarkCancelled): the forwarded envelope names the call's marker
 // (its Cancel field), and the function, which polls it while the handler
 // runs, cancels the handler's context. What that can and cannot stop is in
-// docs/long-running.md.
+// docs/long-running.md. The marker's key depends on the era of the call:
 //
-// Every new client numbers its requests from 0, so the marker is keyed by
-// the owner, the verified session id (session.go) and the JSON-RPC id: one
-// client's cancel cannot stop another client's call. A client without a
-// session id keeps the owner + id key, which only a verified caller gets
-// (unverified callers are one owner whose small ids collide).
+//   - 2026-07-28 has no sessions, and over HTTP its cancel is the client
+//     closing the request's stream (no notifications/cancelled is expected).
+//     The marker is keyed by the call id, random per call; the gateway
+//     instance holding the Invoke writes it when the request's context ends,
+//     and goes on waiting for the function, whose answer (CANCELLED) ends
+//     the call with the function's own audit row.
+//   - The initialize-era versions (2025-03-26 … 2025-11-25): a disconnect is
+//     no cancel; notifications/cancelled is, in another HTTP request, often
+//     at another instance. The marker is keyed by the owner, the verified
+//     session id (session.go) and the JSON-RPC id; a client without a
+//     session id keeps the owner + id key, which only a verified caller gets
+//     (unverified callers are one owner whose small ids collide).
 
-// cancelMarker is the marker a forwarded synchronous call's function
-// watches, or nil (no tasks table; a request that cannot be cancelled).
-func (g *Gateway) cancelMarker(ri *requestInfo) *wire.CancelMarker {
+// cancelMarker is the marker the function of a synchronous call forwarded
+// as env watches, or nil (no tasks table; a legacy request that cannot be
+// cancelled).
+func (g *Gateway) cancelMarker(ri *requestInfo, env *wire.Envelope) *wire.CancelMarker {
 	if g.tasks == nil {
 		return nil
 	}
-	key := legacyKey(ri, ri.jsonrpcID)
+	key := callKey(env.CallID)
+	if env.MCP.Era != wire.EraModern {
+		key = legacyKey(ri, ri.jsonrpcID)
+	}
 	if key == "" {
 		return nil
 	}
 	return &wire.CancelMarker{Owner: ownerOf(ri.identity), Request: key}
 }
 
+// callKey is the marker key of a 2026-07-28 call. Request keys are disjoint:
+// a compact JSON-RPC id starts with a digit, '-' or '"'.
+func callKey(callID string) string { return "call " + callID }
+
 // legacyKey is the marker key of the legacy request id of a caller, "" when
-// it has none (no id, or neither a session nor a verified caller). Request
-// keys are disjoint: a compact JSON-RPC id starts with a digit, '-' or '"'.
+// it has none (no id, or neither a session nor a verified caller).
 func legacyKey(ri *requestInfo, id json.RawMessage) string {
 	switch {
 	case len(id) == 0 || string(id) == "null":
@@ -51,17 +65,40 @@ func legacyKey(ri *requestInfo, id json.RawMessage) string {
 	return ""
 }
 
-// markCancelled records the caller's notifications/cancelled of request
-// id. Only the caller's own call can match: the marker is keyed by its
-// owner and session.
-func (g *Gateway) markCancelled(ctx context.Context, ri *requestInfo, id json.RawMessage) {
+// markCancelled records a legacy client's notifications/cancelled of
+// request id. Only the caller's own call can match: the marker is keyed by
+// its owner and session. A 2026-07-28 one changes nothing: over HTTP that
+// revision's cancel is the closed stream, and without sessions a request
+// id names no one call of the caller's.
+func (g *Gateway) markCancelled(r *http.Request, ri *requestInfo, id json.RawMessage) {
+	if r.Header.Get("Mcp-Protocol-Version") >= wire.ModernProtocolVersion {
+		return
+	}
 	if key := legacyKey(ri, id); key != "" {
-		g.writeMarker(ctx, ownerOf(ri.identity), key)
+		g.writeMarker(r.Context(), ownerOf(ri.identity), key)
 	}
 }
 
-// writeMarker records a cancel. A failure is logged: a notification has no
-// answer to carry it.
+// cancelWhenGone writes marker m once ctx, the context of a 2026-07-28
+// call's request, ends: its client closed the stream. The returned stop
+// ends the watch, waiting for a write in progress (on Lambda, work left
+// running after the answer may be frozen midway).
+func (g *Gateway) cancelWhenGone(ctx context.Context, m *wire.CancelMarker, callID string) (stop func()) {
+	written := make(chan struct{})
+	unwatch := context.AfterFunc(ctx, func() {
+		defer close(written)
+		g.cfg.Logger.Info("mcpfn gateway: the client closed the call's stream; cancelling the call", "callId", callID)
+		g.writeMarker(ctx, m.Owner, m.Request)
+	})
+	return func() {
+		if !unwatch() {
+			<-written
+		}
+	}
+}
+
+// writeMarker records a cancel. A failure is logged: a notification, or a
+// client gone, has no answer to carry it.
 func (g *Gateway) writeMarker(ctx context.Context, owner, key string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

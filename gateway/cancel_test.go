@@ -36,10 +36,11 @@ type holds struct {
 	stopped chan string // the entity of each call whose context ended first
 	mu      sync.Mutex
 	gates   map[string]chan struct{}
+	calls   map[string]string // entity → call id
 }
 
 func newHolds() *holds {
-	return &holds{started: make(chan string, 16), stopped: make(chan string, 16), gates: map[string]chan struct{}{}}
+	return &holds{started: make(chan string, 16), stopped: make(chan string, 16), gates: map[string]chan struct{}{}, calls: map[string]string{}}
 }
 
 func (h *holds) gate(entity string) chan struct{} {
@@ -54,7 +55,17 @@ func (h *holds) gate(entity string) chan struct{} {
 // release lets the call of entity answer.
 func (h *holds) release(entity string) { close(h.gate(entity)) }
 
+// callID is the call id of entity's call, once its handler started.
+func (h *holds) callID(entity string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls[entity]
+}
+
 func (h *holds) handler(ctx context.Context, call *adapter.Call, in holdIn) (facts, error) {
+	h.mu.Lock()
+	h.calls[in.EntityID] = call.ID
+	h.mu.Unlock()
 	h.started <- in.EntityID
 	select {
 	case <-ctx.Done():
@@ -116,6 +127,13 @@ func (e *env) initialize(t *testing.T, token string) string {
 // legacyCall is a 2025-11-25 tools/call of heldTool with JSON-RPC id 7.
 func legacyCall(entity string) string {
 	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + heldTool + `","arguments":{"entityId":"` + entity + `"}}}`
+}
+
+// modernCall is the same call in the 2026-07-28 era, and its headers.
+func modernCall(entity string) (string, map[string]string) {
+	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + heldTool + `","arguments":{"entityId":"` + entity + `"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": heldTool}
 }
 
 // cancelled is a notifications/cancelled of request 7.
@@ -311,10 +329,64 @@ func TestLegacyCancelStopsOnlyItsSessionsCall(t *testing.T) {
 	}
 }
 
-// TestCancelMarkerKeys: the marker a synchronous call's envelope names: a
-// legacy call's is keyed by its verified session and JSON-RPC id, else by
-// the verified caller and the id, and an unverified caller without a
-// session gets none.
+// TestModernDisconnectStopsOnlyThatCall: two 2026-07-28 calls of one
+// caller with the same JSON-RPC id; the client of one closes its stream,
+// which stops that call's handler (through the marker keyed by its call
+// id), and the function's answer ends the call, so the gateway writes no
+// row of its own. A notifications/cancelled of that era changes nothing;
+// the other call runs to completion.
+func TestModernDisconnectStopsOnlyThatCall(t *testing.T) {
+	aud, _, _ := auditTable(t)
+	rec := &countingRecorder{Recorder: aud}
+	h := newHolds()
+	e := newEnv(t, withTasks(t, newJobs(), func(c *Config) { c.Recorder = rec }), withHeld(h))
+	alice := e.alice(t)
+	t0 := time.Now().Add(-time.Second)
+	ctxA, hangUp := context.WithCancel(t.Context())
+	bodyA, hdr := modernCall("a")
+	a := e.answer(ctxA, t, alice, bodyA, hdr)
+	receive(t, h.started)
+	bodyB, _ := modernCall("b")
+	b := e.answer(t.Context(), t, alice, bodyB, hdr)
+	receive(t, h.started)
+
+	resp, got, err := e.send(t.Context(), t, alice, cancelled("7"),
+		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "notifications/cancelled"})
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("2026-07-28 notifications/cancelled: %v %s", err, got)
+	}
+	if e.marked(t, aliceKey(e), "7", t0) {
+		t.Fatal("a 2026-07-28 notifications/cancelled wrote a marker")
+	}
+
+	hangUp()
+	if got := receive(t, h.stopped); got != "a" {
+		t.Fatalf("the disconnect stopped %q", got)
+	}
+	// By its marker: the test's Lambda stand-in also ends a handler whose
+	// Invoke was abandoned, which Lambda does not.
+	if !e.marked(t, aliceKey(e), callKey(h.callID("a")), t0) {
+		t.Fatal("the disconnect wrote no marker for its call")
+	}
+	if res := receive(t, a); res != nil {
+		t.Fatalf("the hung-up call was answered: %+v", res)
+	}
+	h.release("b")
+	f := factsFrom(t, receive(t, b))
+	if f.EntityID != "b" || e.marked(t, aliceKey(e), callKey(f.CallID), t0) {
+		t.Fatalf("the other call answered %+v", f)
+	}
+	e.srv.Close() // waits for the hung-up call's forward to end
+	if n := rec.count(); n != 0 {
+		t.Fatalf("the gateway wrote %d rows: the function answered both calls", n)
+	}
+}
+
+// TestCancelMarkerKeys: the marker a synchronous call's envelope names. A
+// 2026-07-28 call's is keyed by its call id, for every caller (an
+// Mcp-Session-Id header is ignored); a legacy call's by its verified
+// session and JSON-RPC id, else by the verified caller and the id, and an
+// unverified caller without a session gets none.
 func TestCancelMarkerKeys(t *testing.T) {
 	for _, auth := range []AuthMode{AuthJWT, AuthNone} {
 		e := newEnv(t, withTasks(t, newJobs()), func(c *Config) { c.Auth = auth })
@@ -339,8 +411,13 @@ func TestCancelMarkerKeys(t *testing.T) {
 			}
 		}
 
-		legacy(session)
+		e.rpc(t, alice, "tools/call", map[string]any{"name": optionalTool, "arguments": jobIn{EntityID: "m"}}, false, http.Header{"Mcp-Session-Id": {session}})
 		env := <-envelopes
+		if env.Cancel == nil || *env.Cancel != (wire.CancelMarker{Owner: owner, Request: "call " + env.CallID}) {
+			t.Errorf("%s, 2026-07-28: cancel %+v, call %s", auth, env.Cancel, env.CallID)
+		}
+		legacy(session)
+		env = <-envelopes
 		if env.Cancel == nil || *env.Cancel != (wire.CancelMarker{Owner: owner, Request: `session ` + session + ` "q-1"`}) {
 			t.Errorf("%s, legacy with its session: cancel %+v", auth, env.Cancel)
 		}

@@ -92,7 +92,7 @@ func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte,
 	_ = json.Unmarshal(msg, &m) // a malformed message is the go-sdk's to refuse
 	switch ri.method {
 	case "notifications/cancelled":
-		g.markCancelled(r.Context(), ri, m.Params.RequestID)
+		g.markCancelled(r, ri, m.Params.RequestID)
 		return false
 	case "tools/call":
 		ri.declaresTasks = m.declaresTasks()
