@@ -65,18 +65,20 @@ func legacyKey(ri *requestInfo, id json.RawMessage) string {
 	return ""
 }
 
-// markCancelled records a legacy client's notifications/cancelled of
-// request id. Only the caller's own call can match: the marker is keyed by
-// its owner and session. A 2026-07-28 one changes nothing: over HTTP that
-// revision's cancel is the closed stream, and without sessions a request
-// id names no one call of the caller's.
-func (g *Gateway) markCancelled(r *http.Request, ri *requestInfo, id json.RawMessage) {
-	if r.Header.Get("Mcp-Protocol-Version") >= wire.ModernProtocolVersion {
-		return
+// serveCancelled answers notifications/cancelled: the go-sdk checks it
+// first (protocol version, headers) and accepts it with 202; only then does
+// a legacy one mark its request cancelled. A 2026-07-28 one is accepted and
+// changes nothing: over HTTP that revision's cancel is the closed stream,
+// and without sessions a request id names no one call of the caller's.
+func (g *Gateway) serveCancelled(w http.ResponseWriter, r *http.Request, ri *requestInfo, requestID json.RawMessage) {
+	buf := newBufferedResponse()
+	g.mcp.ServeHTTP(buf, r)
+	if buf.status == http.StatusAccepted && r.Header.Get("Mcp-Protocol-Version") < wire.ModernProtocolVersion {
+		if key := legacyKey(ri, requestID); key != "" {
+			g.writeMarker(r.Context(), ownerOf(ri.identity), key)
+		}
 	}
-	if key := legacyKey(ri, id); key != "" {
-		g.writeMarker(r.Context(), ownerOf(ri.identity), key)
-	}
+	buf.copyTo(w)
 }
 
 // cancelWhenGone writes marker m once ctx, the context of a 2026-07-28

@@ -136,6 +136,24 @@ func modernCall(entity string) (string, map[string]string) {
 		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": heldTool}
 }
 
+// taskRequest sends a 2026-07-28 tasks method for taskID, declaring the
+// extension, with the headers the era requires overridden by h (a value ""
+// removes the header); it returns the status and body.
+func (e *env) taskRequest(t *testing.T, token, method, taskID string, h map[string]string) (int, []byte) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"taskId":"` + taskID + `","_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}}}`
+	headers := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": taskID}
+	for k, v := range h {
+		headers[k] = v
+	}
+	resp, b, err := e.send(t.Context(), t, token, body, headers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
 // cancelled is a notifications/cancelled of request 7.
 func cancelled(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"test"}}`
@@ -379,6 +397,73 @@ func TestModernDisconnectStopsOnlyThatCall(t *testing.T) {
 	e.srv.Close() // waits for the hung-up call's forward to end
 	if n := rec.count(); n != 0 {
 		t.Fatalf("the gateway wrote %d rows: the function answered both calls", n)
+	}
+}
+
+// TestRefusedCancelsAndTaskRequestsChangeNothing: a notifications/cancelled,
+// tasks/cancel or tasks/get that fails the go-sdk's protocol version or
+// header checks is refused before anything acts on it: no marker, the task
+// not cancelled, an overdue task not abandoned.
+func TestRefusedCancelsAndTaskRequestsChangeNothing(t *testing.T) {
+	h := newHolds()
+	j := newJobs()
+	e := newEnv(t, withTasks(t, j), withHeld(h))
+	alice := e.alice(t)
+	s1 := e.initialize(t, alice)
+	t0 := time.Now().Add(-time.Second)
+	call := e.answer(t.Context(), t, alice, legacyCall("r"), map[string]string{"Mcp-Protocol-Version": legacyVersion, "Mcp-Session-Id": s1})
+	receive(t, h.started)
+	for name, headers := range map[string]map[string]string{
+		"unsupported version":           {"Mcp-Protocol-Version": "1999-01-01", "Mcp-Session-Id": s1},
+		"2026-07-28 without Mcp-Method": {"Mcp-Protocol-Version": "2026-07-28", "Mcp-Session-Id": s1},
+	} {
+		resp, got, err := e.send(t.Context(), t, alice, cancelled("7"), headers)
+		if err != nil || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %v %d %s, want 400", name, err, resp.StatusCode, got)
+		}
+	}
+	if e.marked(t, aliceKey(e), "session "+s1+" 7", t0) {
+		t.Fatal("a refused notifications/cancelled wrote a marker")
+	}
+	h.release("r")
+	if f := factsFrom(t, receive(t, call)); f.EntityID != "r" {
+		t.Fatalf("the call answered %+v", f)
+	}
+
+	v := e.createTask(t, alice, optionalTool, jobIn{EntityID: "t-1", Block: true})
+	if got := receive(t, j.started); got != "t-1" {
+		t.Fatalf("started %q", got)
+	}
+	for name, hdr := range map[string]map[string]string{
+		"unsupported version":              {"Mcp-Protocol-Version": "1999-01-01"},
+		"header and _meta versions differ": {"Mcp-Protocol-Version": legacyVersion},
+		"no Mcp-Method":                    {"Mcp-Method": ""},
+	} {
+		for _, m := range []string{"tasks/cancel", "tasks/get"} {
+			if status, got := e.taskRequest(t, alice, m, v.TaskID, hdr); status != http.StatusBadRequest {
+				t.Errorf("%s, %s: %d %s, want 400", m, name, status, got)
+			}
+		}
+	}
+	if g := e.getTask(t, alice, v.TaskID); g.Status != "working" {
+		t.Fatalf("after refused cancels the task is %s", g.Status)
+	}
+
+	// tasks/get writes too: it ends an overdue task. Refused, it does not.
+	e.gw.now = func() time.Time { return time.Now().Add(e.gw.cfg.TaskRunWindow + maxFunctionRun + time.Minute) }
+	if status, got := e.taskRequest(t, alice, "tasks/get", v.TaskID, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}); status != http.StatusBadRequest {
+		t.Fatalf("tasks/get, unsupported version: %d %s", status, got)
+	}
+	if got, err := e.cfgUsed.Tasks.Get(t.Context(), aliceKey(e), v.TaskID); err != nil || got.Status != "working" {
+		t.Fatalf("a refused tasks/get changed the task: %+v %v", got, err)
+	}
+	e.gw.now = time.Now
+	a := e.rpc(t, alice, "tasks/cancel", map[string]any{"taskId": v.TaskID}, true, nil)
+	if a.Error != nil {
+		t.Fatalf("tasks/cancel: %+v", a.Error)
+	}
+	if got := receive(t, j.cancelled); got != "t-1" {
+		t.Fatalf("cancelled %q", got)
 	}
 }
 

@@ -75,6 +75,9 @@ type requestInfo struct {
 	// extension; created is its CreateTaskResult once it became a task.
 	declaresTasks bool
 	created       *taskstore.View
+	// checked: the go-sdk accepted a tasks/* request (its protocol
+	// version and header checks) and called the gateway's handler.
+	checked bool
 	// sse: the message is answered on an SSE stream that relays the
 	// call's progress and log frames (stream.go).
 	sse bool
@@ -170,6 +173,12 @@ func New(cfg Config) (*Gateway, error) {
 		Logger:       sdkLogger,
 	})
 	g.server.AddReceivingMiddleware(g.filterToolsList)
+	if g.tasks != nil {
+		if err := g.addTaskMethods(); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	for _, t := range cfg.Tools {
 		// The raw handler: the gateway neither decodes nor validates the
 		// arguments; the function validates them against the same schema.
@@ -478,6 +487,17 @@ func (b *bufferedResponse) WriteHeader(status int) {
 	}
 }
 func (b *bufferedResponse) Flush() {}
+
+// copyTo writes the captured answer to w.
+func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
+	for k, vs := range b.header {
+		w.Header()[k] = vs
+	}
+	if b.status != 0 {
+		w.WriteHeader(b.status)
+	}
+	_, _ = w.Write(b.body.Bytes())
+}
 
 // message turns the captured answer into the batch element: the JSON-RPC
 // response object as written, nothing for an accepted notification, or a
