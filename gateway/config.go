@@ -205,8 +205,9 @@ type Config struct {
 	// cold start, its previous version still verifying) whose key MACs the
 	// Mcp-Session-Id the gateway mints for initialize-era clients, so that
 	// every instance verifies every other's. Empty: a random key of this
-	// process, whose session ids other instances do not recognise (their
-	// clients' cancels fall back to the caller + request id key).
+	// process, whose session ids other instances do not recognise: there a
+	// client's requests fall back to the caller + request id key, and its
+	// cancel misses a call another instance keyed by its session.
 	SessionKeySecret string
 
 	// ToolsList says what tools/list shows a caller of the tools whose

@@ -54,7 +54,7 @@ func (g *Gateway) loadSessionKeys(ctx context.Context) error {
 	if g.cfg.SessionKeySecret == "" {
 		g.sessions = randomSessionKeys()
 		if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
-			g.cfg.Logger.Warn("mcpfn gateway: no " + EnvSessionKeySecret + ": the session ids this instance mints are its own, and a legacy client's cancel reaches only calls of its own session at this instance")
+			g.cfg.Logger.Warn("mcpfn gateway: no " + EnvSessionKeySecret + ": the session ids this instance mints do not verify at other instances, where a legacy client's cancel misses its call")
 		}
 		return nil
 	}
@@ -119,7 +119,7 @@ func readSessionKeys(ctx context.Context, api calltoken.SecretsAPI, secretID str
 
 // randomSessionKeys is a key of this process only: without a configured
 // secret, the session ids one gateway instance mints mean nothing to
-// another (their clients fall back to the owner + id key).
+// another (there, their requests fall back to the owner + id key).
 func randomSessionKeys() sessionKeys {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
