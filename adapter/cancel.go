@@ -51,10 +51,12 @@ func (r *callRun) watchCancel(cancelled <-chan struct{}, wctx context.Context) {
 }
 
 // watchSyncCancel starts watching a synchronous call's cancel marker, when
-// the envelope names one and the function has a tasks table.
+// the envelope names one and the function has a tasks table. The owner may
+// be empty (an unverified caller): the gateway names a marker for one only
+// under a key no other caller shares (a call id, a session it minted).
 func (r *callRun) watchSyncCancel(wctx context.Context) {
 	m, st := r.d.cancel, r.f.opts.tasks.store
-	if m == nil || st == nil || m.Owner == "" || m.Request == "" {
+	if m == nil || st == nil || m.Request == "" {
 		return
 	}
 	r.watchCancel(st.WatchCall(wctx, m.Owner, m.Request, r.call.StartedAt.Add(-markerSkew), r.f.opts.tasks.interval()), wctx)

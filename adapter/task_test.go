@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -275,33 +274,34 @@ func TestTaskCancelStopsTheHandler(t *testing.T) {
 // TestSyncCallCancelledByItsMarker: notifications/cancelled for a
 // synchronous call (the gateway's cancel marker) cancels the handler's
 // context; the row says cancelled. A marker for another request does not.
+// An unverified caller's marker (no owner; the gateway keys it by call id)
+// is watched too.
 func TestSyncCallCancelledByItsMarker(t *testing.T) {
-	st := taskStore(t, taskstore.Options{})
-	rows := &rows{}
-	gate := make(chan struct{})
-	fn := newFunction(pagesTool(t, gate), adapter.WithTaskStore(st), adapter.WithAuditor(rows),
-		adapter.WithTaskWatchInterval(20*time.Millisecond), quietLogger())
-	var e wire.Envelope
-	_ = json.Unmarshal(pagesEnvelope(t, "c-sync-cancel", pagesIn{Pages: 1, WaitCtx: true}, nil), &e)
-	e.Cancel = &wire.CancelMarker{Owner: taskOwner, Request: "7"}
-	done := make(chan []byte)
-	var once sync.Once
-	go func() { done <- invoke(t, fn, mustJSON(t, e), lambdaInvoke{RequestID: "run-sync-cancel"}) }()
-	gate <- struct{}{}
-	once.Do(func() {
-		if err := st.MarkCancelled(t.Context(), taskOwner, "8"); err != nil {
+	for _, owner := range []string{taskOwner, ""} {
+		st := taskStore(t, taskstore.Options{})
+		rows := &rows{}
+		gate := make(chan struct{})
+		fn := newFunction(pagesTool(t, gate), adapter.WithTaskStore(st), adapter.WithAuditor(rows),
+			adapter.WithTaskWatchInterval(20*time.Millisecond), quietLogger())
+		var e wire.Envelope
+		_ = json.Unmarshal(pagesEnvelope(t, "c-sync-cancel", pagesIn{Pages: 1, WaitCtx: true}, nil), &e)
+		e.Cancel = &wire.CancelMarker{Owner: owner, Request: "7"}
+		done := make(chan []byte)
+		go func() { done <- invoke(t, fn, mustJSON(t, e), lambdaInvoke{RequestID: "run-sync-cancel"}) }()
+		gate <- struct{}{}
+		if err := st.MarkCancelled(t.Context(), owner, "8"); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.MarkCancelled(t.Context(), taskOwner, "7"); err != nil {
+		if err := st.MarkCancelled(t.Context(), owner, "7"); err != nil {
 			t.Fatal(err)
 		}
-	})
-	res, _ := envelopeResult(t, <-done)
-	if res.errorBody(t).Error != "CANCELLED" {
-		t.Fatalf("result %+v", res)
-	}
-	if row := rows.last(t); !row.Cancelled || row.TaskID != "" {
-		t.Fatalf("row cancelled %v task %q", row.Cancelled, row.TaskID)
+		res, _ := envelopeResult(t, <-done)
+		if res.errorBody(t).Error != "CANCELLED" {
+			t.Fatalf("owner %q: result %+v", owner, res)
+		}
+		if row := rows.last(t); !row.Cancelled || row.TaskID != "" {
+			t.Fatalf("owner %q: row cancelled %v task %q", owner, row.Cancelled, row.TaskID)
+		}
 	}
 }
 

@@ -63,6 +63,7 @@ const (
 	EnvListenAddr         = "MCPFN_LISTEN_ADDR"          // local server address, default 127.0.0.1:8080
 	EnvToolsList          = "MCPFN_TOOLS_LIST"           // hide | show: tools a caller lacks scopes for (default hide)
 	EnvTaskRunWindow      = "MCPFN_TASK_RUN_WINDOW"      // Go duration a task run may start in, default 40m
+	EnvSessionKeySecret   = "MCPFN_SESSION_KEY_SECRET"   // secret id of the key legacy session ids are MACed with
 	// taskstore.EnvTable (MCPFN_TASKS_TABLE) names the tasks table;
 	// MCPFN_TASK_TTL and MCPFN_TASK_POLL_INTERVAL_MS tune its tasks.
 )
@@ -200,6 +201,14 @@ type Config struct {
 	KeySecretsAPI calltoken.SecretsAPI
 	// KeyGrace is how long a rotated-out key still verifies (default 1h).
 	KeyGrace time.Duration
+	// SessionKeySecret names the secret (read through KeySecretsAPI at
+	// cold start, its previous version still verifying) whose key MACs the
+	// Mcp-Session-Id the gateway mints for initialize-era clients, so that
+	// every instance verifies every other's. Empty: a random key of this
+	// process, whose session ids other instances do not recognise: there a
+	// client's requests fall back to the caller + request id key, and its
+	// cancel misses a call another instance keyed by its session.
+	SessionKeySecret string
 
 	// ToolsList says what tools/list shows a caller of the tools whose
 	// scopes it lacks: ToolsHide (default) leaves them out, ToolsShow lists
@@ -276,6 +285,7 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		},
 	}
 	cfg.ToolsList = ToolsListMode(strings.ToLower(strings.TrimSpace(getenv(EnvToolsList))))
+	cfg.SessionKeySecret = strings.TrimSpace(getenv(EnvSessionKeySecret))
 	secrets, err := calltoken.ParseSecrets(getenv(calltoken.EnvKeySecrets))
 	if err != nil {
 		errs = append(errs, err)

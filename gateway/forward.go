@@ -81,7 +81,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		if t.TaskSupport() == adapter.TaskRequired && !ri.declaresTasks {
 			return nil, toolCallNeedsTasks(name)
 		}
-		env.Cancel = g.cancelMarker(ri)
+		env.Cancel = g.cancelMarker(ri, &env)
 		rl := g.relayFor(ctx, ri, req)
 		if rl != nil {
 			env.Stream = rl.request
@@ -120,6 +120,9 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		}
 
 		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start, relay: rl}
+		if env.MCP.Era == wire.EraModern {
+			f.cancelOnGone = env.Cancel
+		}
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID, link, pv))
@@ -173,6 +176,9 @@ type forward struct {
 	cause     error
 	// relay, when set, streams the answer (stream.go).
 	relay *relay
+	// cancelOnGone is the marker of a 2026-07-28 call, written when its
+	// client closes the stream (cancel.go).
+	cancelOnGone *wire.CancelMarker
 }
 
 // invoke calls the function and maps every outcome. It returns exactly one
@@ -193,6 +199,15 @@ func (f *forward) invoke(ctx context.Context, ri *requestInfo, payload []byte, t
 			fmt.Errorf("no invoke slot before the call's deadline (%w)", err)), nil
 	}
 	defer release()
+	if f.cancelOnGone != nil {
+		// The client's closing the stream cancels the call: the Invoke
+		// outlives the request, the function learns of the cancel from
+		// its marker and answers, and that answer ends the call.
+		defer f.g.cancelWhenGone(ctx, f.cancelOnGone, f.callID)()
+		var stop context.CancelFunc
+		ictx, stop = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		defer stop()
+	}
 
 	if f.relay != nil {
 		return f.invokeStream(ictx, payload, traceHeader)

@@ -50,6 +50,8 @@ type Gateway struct {
 	// tasks is the tasks table (Config.Tasks): nil serves no tasks.
 	tasks *taskstore.Store
 	now   func() time.Time // the clock of task run windows; tests move it
+	// sessions mint and verify legacy clients' session ids (session.go).
+	sessions sessionKeys
 }
 
 // requestInfo is what the HTTP front learned about one JSON-RPC message that
@@ -73,9 +75,16 @@ type requestInfo struct {
 	// extension; created is its CreateTaskResult once it became a task.
 	declaresTasks bool
 	created       *taskstore.View
+	// checked: the go-sdk accepted a tasks/* request (its protocol
+	// version and header checks) and called the gateway's handler.
+	checked bool
 	// sse: the message is answered on an SSE stream that relays the
 	// call's progress and log frames (stream.go).
 	sse bool
+	// session is the Mcp-Session-Id of a legacy request when the gateway
+	// minted it for this caller (session.go), else "": it scopes the
+	// request's cancel marker.
+	session string
 }
 
 type requestInfoKey struct{}
@@ -99,6 +108,10 @@ func New(cfg Config) (*Gateway, error) {
 			stop()
 			return nil, err
 		}
+	}
+	if err := g.loadSessionKeys(ctx); err != nil {
+		stop()
+		return nil, err
 	}
 	if g.invoker == nil {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
@@ -160,6 +173,12 @@ func New(cfg Config) (*Gateway, error) {
 		Logger:       sdkLogger,
 	})
 	g.server.AddReceivingMiddleware(g.filterToolsList)
+	if g.tasks != nil {
+		if err := g.addTaskMethods(); err != nil {
+			stop()
+			return nil, err
+		}
+	}
 	for _, t := range cfg.Tools {
 		// The raw handler: the gateway neither decodes nor validates the
 		// arguments; the function validates them against the same schema.
@@ -294,6 +313,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.I
 		// A caller's header that gatewayTrace refused is no X-Ray context.
 		callerXRay:  callerTraced(r),
 		traceparent: r.Header.Get("Traceparent"),
+		session:     g.legacySession(r, ownerOf(id)),
 	}
 	if d, ok := r.Context().Deadline(); ok {
 		ri.deadline = d
@@ -330,8 +350,13 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 		return
 	}
 	h := g.mcp
-	if _, batched := w.(*bufferedResponse); !batched && g.wantsStream(ri, msg) {
+	_, batched := w.(*bufferedResponse)
+	if !batched && g.wantsStream(ri, msg) {
 		h, ri.sse = g.mcpSSE, true
+	}
+	if ri.method == "initialize" && !batched && r.Header.Get("Mcp-Protocol-Version") < wire.ModernProtocolVersion {
+		// A session of the initialize era (session.go); 2026-07-28 has none.
+		w = &sessionWriter{ResponseWriter: w, id: g.sessions.mint(ownerOf(ri.identity))}
 	}
 	h.ServeHTTP(w, r)
 }
@@ -462,6 +487,17 @@ func (b *bufferedResponse) WriteHeader(status int) {
 	}
 }
 func (b *bufferedResponse) Flush() {}
+
+// copyTo writes the captured answer to w.
+func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
+	for k, vs := range b.header {
+		w.Header()[k] = vs
+	}
+	if b.status != 0 {
+		w.WriteHeader(b.status)
+	}
+	_, _ = w.Write(b.body.Bytes())
+}
 
 // message turns the captured answer into the batch element: the JSON-RPC
 // response object as written, nothing for an accepted notification, or a

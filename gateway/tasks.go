@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -32,8 +33,9 @@ import (
 // asynchronously (InvocationType Event) with the envelope naming the task
 // and a call token bound to it, and answers the flat CreateTaskResult.
 // tasks/get, tasks/update and tasks/cancel are answered here from the table,
-// before the go-sdk, which knows no tasks; tasks/result and tasks/list (v1)
-// fall through to it and are -32601.
+// once the go-sdk has checked the request as any other (they are custom
+// methods of its server whose handler does nothing else); tasks/result and
+// tasks/list (v1) fall through to it and are -32601.
 
 // TasksExtension is the extension's id, advertised in capabilities.extensions.
 const TasksExtension = "io.modelcontextprotocol/tasks"
@@ -78,10 +80,10 @@ func (m *taskMessage) declaresTasks() bool {
 
 // serveTasks is dispatch's hook for a gateway with a tasks table. It
 // answers tasks/get, tasks/update and tasks/cancel; marks a synchronous
-// call cancelled on notifications/cancelled (and lets the go-sdk answer
-// it); and runs a tools/call that may become a task through the go-sdk
-// with its answer buffered, to replace it with the CreateTaskResult. It
-// reports whether it answered the message.
+// call cancelled on a notifications/cancelled the go-sdk accepts
+// (cancel.go); and runs a tools/call that may become a task through the
+// go-sdk with its answer buffered, to replace it with the CreateTaskResult.
+// It reports whether it answered the message.
 func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte, ri *requestInfo) bool {
 	switch ri.method {
 	case "tasks/get", "tasks/update", "tasks/cancel", "tools/call", "notifications/cancelled":
@@ -92,8 +94,8 @@ func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte,
 	_ = json.Unmarshal(msg, &m) // a malformed message is the go-sdk's to refuse
 	switch ri.method {
 	case "notifications/cancelled":
-		g.markCancelled(r.Context(), ri, m.Params.RequestID)
-		return false
+		g.serveCancelled(w, r, ri, m.Params.RequestID)
+		return true
 	case "tools/call":
 		ri.declaresTasks = m.declaresTasks()
 		t := g.tools[m.Params.Name]
@@ -120,6 +122,14 @@ func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte,
 		w.WriteHeader(http.StatusAccepted) // a notification: nothing to answer
 		return true
 	}
+	// Nothing acts on a request the go-sdk refuses (protocol version,
+	// headers): it runs first, and its handler only notes that it accepted.
+	buf := newBufferedResponse()
+	g.mcp.ServeHTTP(buf, r)
+	if !ri.checked {
+		buf.copyTo(w)
+		return true
+	}
 	result, rpcErr := g.taskMethod(r, ri, &m)
 	if rpcErr != nil {
 		status := http.StatusBadRequest
@@ -132,6 +142,34 @@ func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte,
 	}
 	writeRPCResult(w, ri.jsonrpcID, result)
 	return true
+}
+
+// taskMethods are the tasks methods the gateway answers.
+var taskMethods = []string{"tasks/get", "tasks/update", "tasks/cancel"}
+
+// taskParams and taskChecked are what the go-sdk decodes and answers for
+// a tasks method: the gateway reads the params and writes the answer
+// itself (serveTasks).
+type (
+	taskParams  struct{ mcp.ParamsBase }
+	taskChecked struct{ mcp.ResultBase }
+)
+
+// addTaskMethods makes the tasks methods known to the go-sdk server, so
+// that it checks their requests as any other's before serveTasks acts.
+func (g *Gateway) addTaskMethods() error {
+	for _, method := range taskMethods {
+		err := mcp.AddReceivingCustomMethod(g.server, method, func(ctx context.Context, _ *mcp.ServerSession, _ *taskParams) (*taskChecked, error) {
+			if ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo); ri != nil {
+				ri.checked = true
+			}
+			return &taskChecked{}, nil
+		})
+		if err != nil {
+			return fmt.Errorf("gateway: %w", err)
+		}
+	}
+	return nil
 }
 
 // ack is the answer of tasks/update and tasks/cancel.

@@ -18,7 +18,6 @@ import (
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/taskstore"
-	"github.com/mcpfn/mcpfn/wire"
 )
 
 // ---- the task tools and their environment ----
@@ -492,52 +491,6 @@ func TestTaskAbandonedAfterItsRunWindow(t *testing.T) {
 	}
 }
 
-// TestSyncCallCancelledByNotification: notifications/cancelled for an
-// in-flight synchronous call marks it cancelled in the tasks table, and the
-// function, watching that marker, cancels its handler.
-func TestSyncCallCancelledByNotification(t *testing.T) {
-	j := newJobs()
-	e := newEnv(t, withTasks(t, j), func(c *Config) { c.InvokeTimeout = 8 * time.Second })
-	tok := e.alice(t)
-	answer := make(chan rpcAnswer, 1)
-	go func() {
-		body := `{"jsonrpc":"2.0","id":"sync-7","method":"tools/call","params":{"name":"report_build","arguments":{"entityId":"s-1","block":true},` +
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-		h := bearer(tok)
-		h.Set("Mcp-Protocol-Version", "2026-07-28")
-		h.Set("Mcp-Method", "tools/call")
-		h.Set("Mcp-Name", optionalTool)
-		resp, b := e.post(t, body, h)
-		a := rpcAnswer{status: resp.StatusCode}
-		_ = json.Unmarshal(b, &a)
-		answer <- a
-	}()
-	waitFor(t, j.started, "s-1")
-	// Another caller's cancel of the same request id cancels nothing.
-	for _, who := range []string{e.iss.token(t, "bob", nil), tok} {
-		h := bearer(who)
-		h.Set("Mcp-Protocol-Version", "2026-07-28")
-		h.Set("Mcp-Method", "notifications/cancelled")
-		resp, b := e.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sync-7","reason":"user","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, h)
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("notification: %d %s", resp.StatusCode, b)
-		}
-		if who != tok {
-			select {
-			case <-j.cancelled:
-				t.Fatal("another caller's cancel stopped the call")
-			case <-time.After(300 * time.Millisecond):
-			}
-		}
-	}
-	waitFor(t, j.cancelled, "s-1")
-	a := <-answer
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(a.Result, &res); err != nil || !res.IsError || !strings.Contains(textOf(&res), "CANCELLED") {
-		t.Fatalf("cancelled call answered %s %+v", a.Result, a.Error)
-	}
-}
-
 // TestTaskCreationFailuresAreAudited: a task whose Event invoke Lambda
 // refuses is answered as the failed call it is (not as a task), its task
 // is recorded failed, and the gateway writes the call's row naming the
@@ -645,30 +598,5 @@ func TestTasksConfig(t *testing.T) {
 	}
 	if cfg.TaskRunWindow != defaultTaskRunWindow {
 		t.Fatalf("default window %v", cfg.TaskRunWindow)
-	}
-}
-
-// TestCancelMarkerOnlyForVerifiedCallers: a synchronous call's envelope
-// names its cancel marker (owner = the caller's key, request = its
-// JSON-RPC id) for a verified caller; unverified callers are one owner
-// whose ids collide, so their calls name none.
-func TestCancelMarkerOnlyForVerifiedCallers(t *testing.T) {
-	for _, auth := range []AuthMode{AuthJWT, AuthNone} {
-		e := newEnv(t, withTasks(t, newJobs()), func(c *Config) { c.Auth = auth })
-		envelopes := make(chan wire.Envelope, 1)
-		e.api.setMisbehave("fn-"+optionalTool, func(w http.ResponseWriter, r *http.Request) {
-			var env wire.Envelope
-			_ = json.NewDecoder(r.Body).Decode(&env)
-			envelopes <- env
-			_, _ = w.Write([]byte(`{"mcpfn":"1","result":{"content":[]}}`))
-		})
-		e.rpc(t, e.alice(t), "tools/call", map[string]any{"name": optionalTool, "arguments": jobIn{EntityID: "m"}}, false, nil)
-		env := <-envelopes
-		switch {
-		case auth == AuthJWT && (env.Cancel == nil || env.Cancel.Owner != aliceKey(e) || env.Cancel.Request != string(env.MCP.JSONRPCID)):
-			t.Errorf("verified caller: cancel %+v, id %s", env.Cancel, env.MCP.JSONRPCID)
-		case auth == AuthNone && env.Cancel != nil:
-			t.Errorf("unverified caller: cancel %+v", env.Cancel)
-		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/internal/faulty"
+	"github.com/mcpfn/mcpfn/localtest/internal/held"
 )
 
 // The end-to-end tests share one stack (starting one costs a JVM and a few
@@ -124,6 +125,7 @@ func testConfig(dir string) localtest.Config {
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, benchFunctions()...)
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, afterResponseFunctions()...)
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, taskFunctions()...), append(cfg.ExtraTools, taskTools()...)
+	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, heldFunctions()...), append(cfg.ExtraTools, held.Tool())
 	cfg.AsyncRetryDelays = taskRetryDelays
 	return cfg
 }

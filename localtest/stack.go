@@ -741,6 +741,9 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
 		gateway.EnvTaskRunWindow: true,
+		// The session key: the stack's Secrets Manager stand-in serves
+		// every secret of the template (KeySecretsAPI, startGateway).
+		gateway.EnvSessionKeySecret: true,
 	}
 	var errs []error
 	local := make(map[string]string, len(env))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/gateway"
 )
 
 // Every tool function has a call key of its own: a generated secret long
@@ -68,5 +69,49 @@ func TestEveryToolFunctionHasItsOwnCallKey(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no resource policy", key)
 		}
+	}
+}
+
+// sessionKeyID is the gateway's session key: the secret the session ids it
+// mints for initialize-era clients are MACed with (docs/decisions/0030).
+const sessionKeyID = "GatewaySessionKey"
+
+// The gateway's session key is a generated secret long enough to be a key,
+// named in its MCPFN_SESSION_KEY_SECRET, that only the gateway's role may
+// read: nothing else can mint a session id.
+func TestTheSessionKeyIsTheGatewaysAlone(t *testing.T) {
+	rt := raw(t)
+	gw := rt.Resources(serverlessFunction)["GatewayFunction"]
+	env, _ := gw.Properties["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	if f, arg := intrinsic(vars[gateway.EnvSessionKeySecret]); f != "Ref" || arg != sessionKeyID {
+		t.Errorf("GatewayFunction: %s = %v, want !Ref %s", gateway.EnvSessionKeySecret, vars[gateway.EnvSessionKeySecret], sessionKeyID)
+	}
+	sec, ok := rt.Resources("AWS::SecretsManager::Secret")[sessionKeyID]
+	if !ok {
+		t.Fatalf("no secret %s", sessionKeyID)
+	}
+	gen, _ := sec.Properties["GenerateSecretString"].(map[string]any)
+	if n, _ := gen["PasswordLength"].(int); n < 2*calltoken.MinSecretBytes || gen["ExcludePunctuation"] != true {
+		t.Errorf("%s: GenerateSecretString %v: want at least %d alphanumerics", sessionKeyID, gen, 2*calltoken.MinSecretBytes)
+	}
+	var found bool
+	for _, p := range rt.Resources("AWS::SecretsManager::ResourcePolicy") {
+		if f, arg := intrinsic(p.Properties["SecretId"]); f != "Ref" || arg != sessionKeyID {
+			continue
+		}
+		found = true
+		doc, _ := p.Properties["ResourcePolicy"].(map[string]any)
+		stmts, _ := doc["Statement"].([]any)
+		st, _ := stmts[0].(map[string]any)
+		cond, _ := st["Condition"].(map[string]any)
+		ne, _ := cond["StringNotEquals"].(map[string]any)
+		if len(stmts) != 1 || st["Effect"] != "Deny" || st["Principal"] != "*" || st["Action"] != "secretsmanager:GetSecretValue" ||
+			getAtt(ne["aws:PrincipalArn"]) != "GatewayFunctionRole.Arn" {
+			t.Errorf("%s policy %v: want Deny GetSecretValue to all but GatewayFunctionRole", sessionKeyID, doc)
+		}
+	}
+	if !found {
+		t.Errorf("%s: no resource policy", sessionKeyID)
 	}
 }

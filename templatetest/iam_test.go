@@ -79,14 +79,14 @@ var subIndex = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}(/index/[A-Za-z0-9_
 // resourceName names the resource an IAM statement's Resource entry points
 // at: !GetAtt X.Arn → X, !Sub "${X.Arn}/index/i" → X/index/i. Literal ARNs
 // and wildcards are errors: every resource this stack's roles touch is in
-// the stack. A Secrets Manager secret has no Arn attribute: its !Ref is its
-// ARN, so !Ref names it.
+// the stack. A Secrets Manager secret (a call key, the gateway's session
+// key) has no Arn attribute: its !Ref is its ARN, so !Ref names it.
 func resourceName(r any) (string, error) {
 	if ga := getAtt(r); strings.HasSuffix(ga, ".Arn") {
 		return strings.TrimSuffix(ga, ".Arn"), nil
 	}
 	if fn, arg := intrinsic(r); fn == "Ref" {
-		if id, ok := arg.(string); ok && strings.HasSuffix(id, "CallKey") {
+		if id, ok := arg.(string); ok && (strings.HasSuffix(id, "CallKey") || id == sessionKeyID) {
 			return id, nil
 		}
 	}
@@ -183,6 +183,8 @@ func TestLeastPrivilege(t *testing.T) {
 		// one's key, and a function reads only its own (above).
 		gw[ownKey(strings.TrimSuffix(fn, "Function"))] = true
 	}
+	// It MACs the session ids it mints with a key of its own.
+	gw["secretsmanager:GetSecretValue on "+sessionKeyID] = true
 	want["GatewayFunction"] = gw
 	// The AgentCore interceptor signs for every tool function too, and
 	// does nothing else.

@@ -16,7 +16,8 @@ import (
 var (
 	skeletonResources = []string{
 		"AgentCoreGateway", "AgentCoreGatewayRole", "AgentCoreInterceptorAgentCoreGatewayPermission",
-		"AgentCoreInterceptorFunction", "AuditTable", "GatewayFunction", "McpCallerPolicy", "TasksTable",
+		"AgentCoreInterceptorFunction", "AuditTable", "GatewayFunction", "GatewaySessionKey", "GatewaySessionKeyPolicy",
+		"McpCallerPolicy", "TasksTable",
 	}
 	skeletonParameters = []string{
 		"AgentCoreGatewayRoleArn", "AuditEntityDimension", "AuditRetentionDays", "AuthMode", "CallKeyGrace",
