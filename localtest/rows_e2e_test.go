@@ -166,16 +166,16 @@ func (p *faultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// holdServer answers the progress fixture's hold requests (GET /<id>) only
+// releaseServer answers the progress fixture's hold requests (GET /<id>) only
 // once the test releases that id.
-type holdServer struct {
+type releaseServer struct {
 	*httptest.Server
 	mu       sync.Mutex
 	released map[string]chan struct{}
 }
 
-func newHoldServer(t *testing.T) *holdServer {
-	h := &holdServer{released: map[string]chan struct{}{}}
+func newReleaseServer(t *testing.T) *releaseServer {
+	h := &releaseServer{released: map[string]chan struct{}{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-h.gate(strings.TrimPrefix(r.URL.Path, "/")):
@@ -198,7 +198,7 @@ func newHoldServer(t *testing.T) *holdServer {
 	return h
 }
 
-func (h *holdServer) gate(id string) chan struct{} {
+func (h *releaseServer) gate(id string) chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ch := h.released[id]
@@ -209,7 +209,7 @@ func (h *holdServer) gate(id string) chan struct{} {
 	return ch
 }
 
-func (h *holdServer) release(id string) { close(h.gate(id)) }
+func (h *releaseServer) release(id string) { close(h.gate(id)) }
 
 // gaveUpStack is a small stack of the progress fixture whose gateway gives
 // up after invokeTimeout and reaches the Invoke API through proxy, with
@@ -370,7 +370,7 @@ func TestCallsTheGatewayGaveUpOnKeepTheFunctionsRow(t *testing.T) {
 	t.Run("outlive the invoke timeout", func(t *testing.T) {
 		// Each function holds until the test has the gateway's TIMEOUT:
 		// the call certainly outlives the timeout, and its row is late.
-		holds := newHoldServer(t)
+		holds := newReleaseServer(t)
 		callIDs := run(t, "late", func(id string) map[string]any {
 			return map[string]any{"id": id, "hold": holds.URL + "/" + id}
 		}, holds.release)
