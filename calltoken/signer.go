@@ -65,6 +65,16 @@ func (s *Signer) Sign(c Call) (string, error) {
 		return "", fmt.Errorf("calltoken: no key for tool %q", c.Tool)
 	}
 	now := time.Now()
+	if most := maxLifetime(c.Task); c.Expires.Sub(now) > most {
+		// A verifier would refuse it (token_lifetime_too_long): say so here,
+		// where the configuration that asked for it can be named.
+		kind := "a synchronous call's"
+		if c.Task != "" {
+			kind = "a task run's"
+		}
+		return "", fmt.Errorf("calltoken: %s token may be valid for at most %s, not %s (the signer's invoke timeout or task run window is too long)",
+			kind, most, c.Expires.Sub(now).Round(time.Second))
+	}
 	return Sign(t.ring.Load().Current(), &Claims{
 		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: ArgsDigest(c.Args), Task: c.Task,
 		RegisteredClaims: jwt.RegisteredClaims{

@@ -24,6 +24,32 @@ const MaxTokenBytes = 8 << 10
 // DefaultSkew is the clock difference tolerated between signer and function.
 const DefaultSkew = 5 * time.Second
 
+// The longest a token may be valid (exp − iat), by what it is for. They are
+// the longest lifetimes the signers issue, so that a captured token is worth
+// no more than the longest legitimate one; a longer token is refused
+// (token_lifetime_too_long), and a signer refuses to mint one.
+const (
+	// MaxCallLifetime bounds a synchronous call's token. No signer waits for
+	// an answer longer than Lambda's longest invocation (15 minutes): the
+	// gateway's tokens expire at its forward's deadline (its invoke timeout,
+	// 30 s by default, cut short by its own invocation's end), the AgentCore
+	// interceptor's after a minute.
+	MaxCallLifetime = 15 * time.Minute
+	// MaxTaskLifetime bounds a task run's token (the gateway's run window,
+	// 40 minutes by default): Lambda starts no asynchronous event older
+	// than the function's MaximumEventAgeInSeconds, which the template sets
+	// to an hour.
+	MaxTaskLifetime = time.Hour
+)
+
+// maxLifetime is the bound of a token for task ("" for a synchronous call).
+func maxLifetime(task string) time.Duration {
+	if task != "" {
+		return MaxTaskLifetime
+	}
+	return MaxCallLifetime
+}
+
 // Signer names, the "iss" of the tokens they sign.
 const (
 	SignerGateway     = "mcpfn-gateway"
@@ -129,6 +155,7 @@ const (
 	ReasonCallID       Reason = "token_wrong_call_id"
 	ReasonArguments    Reason = "token_wrong_arguments"
 	ReasonTask         Reason = "token_wrong_task"
+	ReasonLifetime     Reason = "token_lifetime_too_long"
 	ReasonNoKeys       Reason = "function_has_no_keys"
 	ReasonKeysUnusable Reason = "function_keys_unavailable"
 )
@@ -191,6 +218,9 @@ func Unverified(token string) *Identity {
 func verifyClaims(c *Claims, audience string, signers []string, want Expect, now time.Time, skew time.Duration) error {
 	if c.ExpiresAt == nil || c.IssuedAt == nil {
 		return refuse(ReasonMalformed, "exp and iat are required")
+	}
+	if life, most := c.ExpiresAt.Sub(c.IssuedAt.Time), maxLifetime(c.Task); life > most {
+		return refuse(ReasonLifetime, "valid for %s; no signer issues tokens valid for more than %s", life, most)
 	}
 	if !now.Before(c.ExpiresAt.Add(skew)) {
 		return refuse(ReasonExpired, "expired at %s", c.ExpiresAt.UTC().Format(time.RFC3339))
