@@ -70,6 +70,13 @@ func refused(call *Call, d *decoded, err error) error {
 	if reason == "" {
 		reason = calltoken.ReasonMalformed
 	}
+	if reason == calltoken.ReasonKeysUnusable {
+		// Not the caller's fault: the function cannot read its keys
+		// (Secrets Manager unreachable for longer than the keys may age).
+		return NewError(CodeUnavailable, "this function cannot check who called it right now; retry later").
+			WithDetails(map[string]any{"reason": string(reason)}).
+			WithCause(err)
+	}
 	return NewError(CodeUnauthorized, "the call's token was refused ("+string(reason)+")").
 		WithDetails(map[string]any{"reason": string(reason)}).
 		WithHint("call this tool through its gateway; a function verifies who called it and is never told").
