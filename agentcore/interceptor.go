@@ -182,10 +182,21 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 	if err != nil {
 		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call arguments cannot be re-encoded"))
 	}
+	// A multi-round retry's answers and state are signed as they are
+	// forwarded. A Lambda target receives the arguments only, so the
+	// function refuses such a retry (token_wrong_round) rather than run it
+	// without the answers the client gave.
+	var state string
+	if raw := params["requestState"]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &state); err != nil {
+			return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call requestState must be a string"))
+		}
+	}
 	i.maybeReload(ctx)
 	callID := wire.NewCallID()
 	tok, err := i.cfg.Signer.Sign(calltoken.Call{
 		Tool: toolName, CallID: callID, Caller: caller, Args: argsJSON, Expires: i.cfg.Now().Add(i.cfg.TokenTTL),
+		InputResponses: params["inputResponses"], RequestState: state,
 	})
 	if err != nil {
 		log.ErrorContext(ctx, "mcpfn interceptor: cannot sign", "error", err.Error())

@@ -346,3 +346,49 @@ type verifierFunc func(context.Context, string) (*calltoken.Identity, error)
 func (f verifierFunc) Verify(ctx context.Context, tok string) (*calltoken.Identity, error) {
 	return f(ctx, tok)
 }
+
+// A multi-round retry's answers and state are signed as forwarded. A
+// Lambda target receives the arguments only, so its function refuses the
+// retry (token_wrong_round) instead of running it without the client's
+// answers; an answer swapped after signing is refused alike.
+func TestRoundIsSigned(t *testing.T) {
+	e := newEnv(t)
+	bearer := "Bearer " + e.iss.token(t, e.iss.key, nil)
+	body := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":{"id":"B1"},` +
+		`"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}}},"requestState":"sealed-1"}}`
+	out, err := e.intercept(t, bearer, body)
+	if err != nil || out.MCP.TransformedGatewayRequest == nil {
+		t.Fatalf("output = %+v, %v", out, err)
+	}
+	var msg struct {
+		Params struct {
+			Arguments struct {
+				Reserved struct {
+					CallToken string `json:"callToken"`
+				} `json:"_mcpfn"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(out.MCP.TransformedGatewayRequest.Body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	v := lambdatest.Verifier(function("broadcast_delete"))
+	want := calltoken.Expect{Tool: "broadcast_delete", Args: []byte(`{"id":"B1"}`),
+		InputResponses: []byte(`{"confirm":{"action":"accept","content":{"ok":true}}}`), RequestState: "sealed-1"}
+	if _, err := v.Verify(context.Background(), msg.Params.Arguments.Reserved.CallToken, want); err != nil {
+		t.Fatalf("the round as signed: %v", err)
+	}
+	for name, w := range map[string]calltoken.Expect{
+		"as a Lambda target receives it": {Tool: "broadcast_delete", Args: []byte(`{"id":"B1"}`)},
+		"another answer": {Tool: "broadcast_delete", Args: []byte(`{"id":"B1"}`),
+			InputResponses: []byte(`{"confirm":{"action":"decline"}}`), RequestState: "sealed-1"},
+	} {
+		if _, err := v.Verify(context.Background(), msg.Params.Arguments.Reserved.CallToken, w); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+			t.Errorf("%s: %v; want %s", name, err, calltoken.ReasonRound)
+		}
+	}
+	out, err = e.intercept(t, bearer, strings.Replace(body, `"sealed-1"`, `{"x":1}`, 1))
+	if err != nil || out.MCP.TransformedGatewayResponse == nil || !strings.Contains(string(out.MCP.TransformedGatewayResponse.Body), "-32602") {
+		t.Fatalf("a requestState that is not a string: %+v, %v", out, err)
+	}
+}

@@ -402,3 +402,88 @@ func TestTokenLifetimeIsCapped(t *testing.T) {
 		t.Fatalf("the signer minted a task token valid past %s", calltoken.MaxTaskLifetime)
 	}
 }
+
+// A multi-round retry's input responses and request state are bound: a
+// captured envelope whose elicitation answer (or state) is swapped keeps
+// its token no more than one whose arguments are. The digest is canonical
+// (key order, spacing), and "no responses" is not "{}".
+func TestRoundClaimMustMatch(t *testing.T) {
+	gw := keyedAs(t, "fn-delete", secretA)
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	ada := []byte(`{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+	c := call()
+	c.InputResponses, c.RequestState = ada, "sealed-state-1"
+	tok := sign(t, gw, c)
+	round := func(responses string, state string) calltoken.Expect {
+		w := want()
+		if responses != "" {
+			w.InputResponses = []byte(responses)
+		}
+		w.RequestState = state
+		return w
+	}
+	if _, err := v.Verify(context.Background(), tok, round(` { "user_name" : {"content":{"name":"Ada"},"action":"accept"}}`, "sealed-state-1")); err != nil {
+		t.Fatalf("the same round, re-encoded: %v", err)
+	}
+	for name, w := range map[string]calltoken.Expect{
+		"another answer":      round(`{"user_name":{"action":"accept","content":{"name":"Eve"}}}`, "sealed-state-1"),
+		"the answer declined": round(`{"user_name":{"action":"decline"}}`, "sealed-state-1"),
+		"another state":       round(string(ada), "sealed-state-2"),
+		"no state":            round(string(ada), ""),
+		"no answers":          round("", "sealed-state-1"),
+		"as a first round":    want(),
+	} {
+		if _, err := v.Verify(context.Background(), tok, w); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+			t.Errorf("%s: %v; want %s", name, err, calltoken.ReasonRound)
+		}
+	}
+	// A first round's token does not carry answers added to its envelope.
+	first := sign(t, gw, call())
+	if _, err := v.Verify(context.Background(), first, round(string(ada), "")); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+		t.Errorf("answers added to a first round's envelope: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), first, round("null", "")); err != nil {
+		t.Errorf("null responses are none: %v", err)
+	}
+	if calltoken.RoundDigest([]byte("{}"), "") == calltoken.RoundDigest(nil, "") {
+		t.Error("an empty object of responses digests as none")
+	}
+}
+
+// Version 2 added "rnd". A version-1 token (no "ver") still verifies for a
+// call without a round, where its missing claim means what it would say,
+// and never for a retry; a version this function does not know is refused.
+func TestTokenVersions(t *testing.T) {
+	key, err := calltoken.NewKey(secretA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	now := time.Now()
+	mint := func(version int) string {
+		tok, err := calltoken.Sign(key, &calltoken.Claims{Caller: alice, CallID: "c-1", Tool: "broadcast_delete", Args: calltoken.ArgsDigest(args), Version: version,
+			RegisteredClaims: jwt.RegisteredClaims{Issuer: calltoken.SignerGateway, Audience: jwt.ClaimStrings{"fn-delete"},
+				IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	retry := want()
+	retry.InputResponses, retry.RequestState = []byte(`{"a":{}}`), "s"
+	if _, err := v.Verify(context.Background(), mint(0), want()); err != nil {
+		t.Fatalf("version 1, first round: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), mint(0), retry); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+		t.Fatalf("version 1, a retry: %v; want %s", err, calltoken.ReasonRound)
+	}
+	for _, ver := range []int{calltoken.TokenVersion + 1, -1} {
+		if _, err := v.Verify(context.Background(), mint(ver), want()); calltoken.ReasonOf(err) != calltoken.ReasonVersion {
+			t.Fatalf("version %d: %v; want %s", ver, err, calltoken.ReasonVersion)
+		}
+	}
+	c, err := v.Verify(context.Background(), sign(t, keyedAs(t, "fn-delete", secretA), call()), want())
+	if err != nil || c.Version != calltoken.TokenVersion {
+		t.Fatalf("a signer's token: version %v, %v", c, err)
+	}
+}

@@ -56,6 +56,10 @@ type Call struct {
 	Expires time.Time
 	// Task is the task id of a task run ("" for a synchronous call).
 	Task string
+	// InputResponses and RequestState are what the forwarded call carries
+	// of a multi-round retry, exactly as the function will receive them.
+	InputResponses []byte
+	RequestState   string
 }
 
 // Sign returns the call token for c.
@@ -77,6 +81,7 @@ func (s *Signer) Sign(c Call) (string, error) {
 	}
 	return Sign(t.ring.Load().Current(), &Claims{
 		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: ArgsDigest(c.Args), Task: c.Task,
+		Round: RoundDigest(c.InputResponses, c.RequestState), Version: TokenVersion,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    s.name,
 			Audience:  jwt.ClaimStrings{t.function},
