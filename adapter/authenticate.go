@@ -18,7 +18,8 @@ func WithCallVerifier(v *calltoken.Verifier) Option {
 // token and from nothing else.
 //
 //   - An envelope must carry a token that verifies for this function, this
-//     tool, this call id and these arguments; otherwise the call is refused
+//     tool, this call id, these arguments and (a multi-round retry) these
+//     input responses and this request state; otherwise the call is refused
 //     with UNAUTHORIZED and a reason, before any hook runs.
 //   - An AgentCore call may carry one (placed by the mcpfn request
 //     interceptor); without it the call runs with no identity, so tools that
@@ -39,7 +40,10 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) err
 	}
 	// Each format has one signer: a gateway token does not open the
 	// AgentCore path, nor an interceptor token an envelope.
-	want := calltoken.Expect{Tool: d.toolName, Args: d.args, Signer: calltoken.SignerInterceptor}
+	// A multi-round retry's answers and state are bound like the arguments
+	// (an AgentCore call carries neither: its target gets the arguments only).
+	want := calltoken.Expect{Tool: d.toolName, Args: d.args, Signer: calltoken.SignerInterceptor,
+		InputResponses: d.inputResponses, RequestState: d.requestState}
 	if d.source == SourceEnvelope {
 		want.CallID, want.Signer, want.Task = d.callID, calltoken.SignerGateway, d.task
 	}
@@ -69,6 +73,13 @@ func refused(call *Call, d *decoded, err error) error {
 	reason := calltoken.ReasonOf(err)
 	if reason == "" {
 		reason = calltoken.ReasonMalformed
+	}
+	if reason == calltoken.ReasonKeysUnusable {
+		// Not the caller's fault: the function cannot read its keys
+		// (Secrets Manager unreachable for longer than the keys may age).
+		return NewError(CodeUnavailable, "this function cannot check who called it right now; retry later").
+			WithDetails(map[string]any{"reason": string(reason)}).
+			WithCause(err)
 	}
 	return NewError(CodeUnauthorized, "the call's token was refused ("+string(reason)+")").
 		WithDetails(map[string]any{"reason": string(reason)}).

@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -166,4 +167,35 @@ func TestEmptyRequestStateKeyIsRefused(t *testing.T) {
 		}
 	}()
 	adapter.New(widgetTool(t), adapter.WithRequestStateKey(nil))
+}
+
+// A function whose keys are too old to trust and cannot be read again
+// (Secrets Manager unreachable) answers UNAVAILABLE, retryable, with the
+// reason: not UNAUTHORIZED, which would blame the caller. The handler
+// never runs.
+func TestStaleKeysAreUnavailable(t *testing.T) {
+	clock := time.Now().Add(-calltoken.DefaultKeyStaleLimit)
+	v, err := calltoken.NewVerifier(calltoken.VerifierConfig{
+		Audience: testFunction, Keyring: lambdatest.Keyring(testFunction), Now: func() time.Time { return clock },
+		Reload: func(context.Context) (*calltoken.Keyring, error) {
+			return nil, errors.New("secrets manager unreachable")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock = time.Now()
+	rec := newRecorder()
+	ran := false
+	fn := adapter.New(widgetTool(t, func(d *adapter.ToolDef[widgetIn, widgetOut]) {
+		d.Handler = func(context.Context, *adapter.Call, widgetIn) (widgetOut, error) { ran = true; return widgetOut{}, nil }
+	}), adapter.WithCallVerifier(v), adapter.WithHooks(rec.hooks()))
+	tok := tokenFor(testFunction, "widget_update", "c-1", alice, widgetArgs, time.Now().Add(time.Minute))
+	res, _ := envelopeResult(t, invoke(t, fn, forged(t, tok, nil, widgetArgs), lambdaInvoke{}))
+	if b := res.errorBody(t); b.Error != "UNAVAILABLE" || !b.Retryable || !strings.Contains(string(b.Details), string(calltoken.ReasonKeysUnusable)) {
+		t.Fatalf("answer = %+v", b)
+	}
+	if ran || rec.only(t).Caller != nil {
+		t.Fatal("the call ran, or has a caller, with keys the function could not check")
+	}
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/wire"
 )
@@ -54,14 +56,23 @@ type roundResult struct {
 func round(t *testing.T, fn *adapter.Function, caller *adapter.Identity, args any, responses map[string]any, state string) (roundResult, *wire.RPCError) {
 	t.Helper()
 	params := map[string]any{"name": "ask_name", "arguments": args}
+	var responsesJSON []byte
 	if responses != nil {
 		params["inputResponses"] = responses
+		responsesJSON = mustJSON(t, responses)
 	}
 	if state != "" {
 		params["requestState"] = state
 	}
-	env := map[string]any{"mcpfn": "1", "callId": "c", "params": params,
-		"callToken": lambdatest.Token(testFunction, "ask_name", "c", caller, mustJSON(t, args))}
+	// Signed as the gateway signs what the client sent, the round included.
+	tok, err := lambdatest.Signer(map[string]string{"ask_name": testFunction}).Sign(calltoken.Call{
+		Tool: "ask_name", CallID: "c", Caller: caller, Args: mustJSON(t, args), Expires: time.Now().Add(time.Minute),
+		InputResponses: responsesJSON, RequestState: state,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]any{"mcpfn": "1", "callId": "c", "params": params, "callToken": tok}
 	raw := invoke(t, fn, mustJSON(t, env), lambdaInvoke{})
 	var resp struct {
 		Result roundResult    `json:"result"`
@@ -131,5 +142,50 @@ func TestMultiRoundCall(t *testing.T) {
 
 	if _, rpcErr := round(t, fn, alice, map[string]any{}, map[string]any{"user_name": 12345}, ""); rpcErr == nil || !strings.Contains(rpcErr.Message, "result object") {
 		t.Errorf("malformed inputResponses: %+v", rpcErr)
+	}
+}
+
+// A captured retry envelope cannot have its client's answer swapped (nor
+// dropped, nor its state changed) under the same call token: the token
+// binds the round, and the function refuses the altered envelope before
+// the handler sees the answer.
+func TestCapturedRoundCannotSwapTheAnswer(t *testing.T) {
+	ran := 0
+	fn := newFunction(askName(t), adapter.WithRequestStateKey([]byte("0123456789abcdef0123456789abcdef")), adapter.WithHooks(adapter.Hooks{
+		BeforeHandle: func(context.Context, *adapter.Call) error { ran++; return nil },
+	}))
+	args := map[string]any{"style": "warm"}
+	first, rpcErr := round(t, fn, alice, args, nil, "")
+	if rpcErr != nil || first.RequestState == "" {
+		t.Fatalf("round 1: %+v %+v", first, rpcErr)
+	}
+	ada := json.RawMessage(`{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+	tok, err := lambdatest.Signer(map[string]string{"ask_name": testFunction}).Sign(calltoken.Call{
+		Tool: "ask_name", CallID: "c", Caller: alice, Args: mustJSON(t, args), Expires: time.Now().Add(time.Minute),
+		InputResponses: ada, RequestState: first.RequestState,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, params := range map[string]map[string]any{
+		"another answer": {"inputResponses": json.RawMessage(`{"user_name":{"action":"accept","content":{"name":"Eve"}}}`), "requestState": first.RequestState},
+		"answer dropped": {"requestState": first.RequestState},
+		"state dropped":  {"inputResponses": ada},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ran = 0
+			params["name"], params["arguments"] = "ask_name", args
+			raw := invoke(t, fn, mustJSON(t, map[string]any{"mcpfn": "1", "callId": "c", "params": params, "callToken": tok}), lambdaInvoke{})
+			res, rpcErr := envelopeResult(t, raw)
+			if rpcErr != nil {
+				t.Fatalf("protocol error %+v", rpcErr)
+			}
+			if b := res.errorBody(t); b.Error != "UNAUTHORIZED" || !strings.Contains(string(b.Details), string(calltoken.ReasonRound)) {
+				t.Fatalf("answer = %+v; want UNAUTHORIZED %s", b, calltoken.ReasonRound)
+			}
+			if ran != 0 {
+				t.Fatal("the handler ran with the altered round")
+			}
+		})
 	}
 }

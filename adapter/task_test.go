@@ -50,19 +50,29 @@ func newTask(t *testing.T, st *taskstore.Store, tool, callID string, args []byte
 // task: its call token names the task unless tokenTask says otherwise.
 func taskEnvelope(t *testing.T, callID, tool string, args []byte, task string, tokenTask string) []byte {
 	t.Helper()
-	tok, err := lambdatest.Signer(map[string]string{tool: testFunction}).Sign(calltoken.Call{
-		Tool: tool, CallID: callID, Args: args, Expires: time.Now().Add(time.Minute), Task: tokenTask,
-		Caller: &calltoken.Identity{Subject: "alice", AuthMethod: "jwt"},
+	e := wire.Envelope{
+		Version: wire.EnvelopeVersion, CallID: callID,
+		Params: wire.EnvelopeParams{Name: tool, Arguments: args},
+		MCP:    wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"},
+		Task:   &wire.TaskRun{ID: task},
+	}
+	signTaskEnvelope(t, &e, tokenTask)
+	return mustJSON(t, e)
+}
+
+// signTaskEnvelope sets e's call token as the gateway signs it: e's call id,
+// tool, arguments and round, and tokenTask as its task.
+func signTaskEnvelope(t *testing.T, e *wire.Envelope, tokenTask string) {
+	t.Helper()
+	tok, err := lambdatest.Signer(map[string]string{e.Params.Name: testFunction}).Sign(calltoken.Call{
+		Tool: e.Params.Name, CallID: e.CallID, Args: e.Params.Arguments, Expires: time.Now().Add(time.Minute), Task: tokenTask,
+		Caller:         &calltoken.Identity{Subject: "alice", AuthMethod: "jwt"},
+		InputResponses: e.Params.InputResponses, RequestState: e.Params.RequestState,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mustJSON(t, wire.Envelope{
-		Version: wire.EnvelopeVersion, CallID: callID,
-		Params:    wire.EnvelopeParams{Name: tool, Arguments: args},
-		MCP:       wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"},
-		CallToken: tok, Task: &wire.TaskRun{ID: task},
-	})
+	e.CallToken = tok
 }
 
 func taskOptional[In, Out any](d *adapter.ToolDef[In, Out]) { d.TaskSupport = adapter.TaskOptional }
@@ -379,6 +389,7 @@ func TestStartTaskAfterASynchronousRound(t *testing.T) {
 		}
 		e.Params.InputResponses = json.RawMessage(`{"user_name":{"action":"accept","content":{"name":"Alice"}}}`)
 		e.Params.RequestState = ir.RequestState
+		signTaskEnvelope(t, &e, task)
 		return mustJSON(t, e)
 	}
 	var sync2 wire.EnvelopeResponse

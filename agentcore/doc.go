@@ -21,9 +21,16 @@
 //     puts it into params.arguments as {"_mcpfn":{"callToken":"…"}}.
 //
 // The function's adapter strips "_mcpfn" before anything reads the
-// arguments and verifies the token (wire.ReservedArgument). Every other
-// method passes through unchanged. A JWT that does not verify is answered
-// with HTTP 401 and a JSON-RPC error, short-circuiting the gateway.
+// arguments and verifies the token (wire.ReservedArgument). A JWT that does
+// not verify is answered with HTTP 401 and a JSON-RPC error,
+// short-circuiting the gateway.
+//
+// Before any of that, a body that two JSON parsers could read differently
+// is refused (HTTP 400, -32600): not UTF-8, a key repeated at any depth, or
+// keys that differ only in case in the message or its params (strict.go);
+// so is a Mcp-Method or Mcp-Name header that disagrees with the body
+// (-32020). Every other method passes through unchanged once its name is
+// printable ASCII and not tools/call in another case: it reaches no target.
 //
 // Event shapes follow the AgentCore interceptor documentation (input
 // version "1.0", output version "1.0"); see docs/guide/agentcore-gateway.md

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/gateway"
@@ -116,19 +118,41 @@ func (i *Interceptor) Handle(ctx context.Context, in Input) (*Output, error) {
 	if json.Unmarshal(body, &s) == nil {
 		body = json.RawMessage(s)
 	}
+	// What AgentCore's parser could read otherwise than this one is
+	// refused before anything is decided on it (strict.go).
+	why, err := ambiguity(body)
 	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(body, &msg); err != nil || msg == nil {
+	if err == nil && why == "" {
+		err = json.Unmarshal(body, &msg)
+	}
+	if err != nil || (why == "" && msg == nil) {
 		// Not one JSON-RPC object (a batch, or garbage): nothing in it
 		// was checked, so nothing of it goes on.
 		return respond(http.StatusBadRequest, wire.RPCErrorJSON(nil, wire.RPCInvalidRequest,
 			"the mcpfn interceptor accepts one JSON-RPC request object per HTTP request")), nil
 	}
+	if why != "" {
+		return respond(http.StatusBadRequest, wire.RPCErrorJSON(nil, wire.RPCInvalidRequest,
+			"the mcpfn interceptor refuses a request that JSON parsers could read differently: "+why)), nil
+	}
+	headers := in.MCP.GatewayRequest.Headers
 	var method string
-	_ = json.Unmarshal(msg["method"], &method)
+	if raw, ok := msg["method"]; ok && json.Unmarshal(raw, &method) != nil {
+		method = ""
+	}
+	if sent, ok := headerSent(headers, "Mcp-Method"); ok && strings.TrimSpace(sent) != method {
+		return respond(http.StatusBadRequest, wire.RPCErrorJSON(msg["id"], mcp.CodeHeaderMismatch,
+			"the Mcp-Method header does not match the request body's method")), nil
+	}
 	if method != "tools/call" {
+		// Any other method reaches no target. It passes as sent, once its
+		// name is one no parser or router could take for tools/call.
+		if code, why := methodName(method); code != 0 {
+			return respond(http.StatusBadRequest, wire.RPCErrorJSON(msg["id"], code, why)), nil
+		}
 		return forward(body), nil
 	}
-	return i.toolsCall(ctx, in.MCP.GatewayRequest.Headers, msg), nil
+	return i.toolsCall(ctx, headers, msg), nil
 }
 
 // toolsCall checks the caller and signs the call, or refuses it.
@@ -154,6 +178,10 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 	}
 	var name string
 	_ = json.Unmarshal(params["name"], &name)
+	if sent, ok := headerSent(headers, "Mcp-Name"); ok && strings.TrimSpace(sent) != name {
+		return respond(http.StatusBadRequest, wire.RPCErrorJSON(id, mcp.CodeHeaderMismatch,
+			"the Mcp-Name header does not match the request body's tool name"))
+	}
 	toolName := name
 	if _, after, ok := strings.Cut(name, TargetSeparator); ok {
 		toolName = after
@@ -182,10 +210,21 @@ func (i *Interceptor) toolsCall(ctx context.Context, headers map[string]string, 
 	if err != nil {
 		return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call arguments cannot be re-encoded"))
 	}
+	// A multi-round retry's answers and state are signed as they are
+	// forwarded. A Lambda target receives the arguments only, so the
+	// function refuses such a retry (token_wrong_round) rather than run it
+	// without the answers the client gave.
+	var state string
+	if raw := params["requestState"]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &state); err != nil {
+			return respond(http.StatusOK, wire.RPCErrorJSON(id, wire.RPCInvalidParams, "tools/call requestState must be a string"))
+		}
+	}
 	i.maybeReload(ctx)
 	callID := wire.NewCallID()
 	tok, err := i.cfg.Signer.Sign(calltoken.Call{
 		Tool: toolName, CallID: callID, Caller: caller, Args: argsJSON, Expires: i.cfg.Now().Add(i.cfg.TokenTTL),
+		InputResponses: params["inputResponses"], RequestState: state,
 	})
 	if err != nil {
 		log.ErrorContext(ctx, "mcpfn interceptor: cannot sign", "error", err.Error())
@@ -229,6 +268,17 @@ func header(h map[string]string, name string) string {
 		}
 	}
 	return ""
+}
+
+// headerSent reads a header case-insensitively and says whether it was
+// sent at all.
+func headerSent(h map[string]string, name string) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func bearer(h map[string]string) string {

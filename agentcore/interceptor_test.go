@@ -110,11 +110,16 @@ func newEnv(t *testing.T) *env {
 
 // intercept invokes the interceptor through its Lambda entry point with an
 // event shaped as AgentCore sends it (headers passed, lower-cased).
-func (e *env) intercept(t *testing.T, authorization, body string) (*agentcore.Output, error) {
+func (e *env) intercept(t *testing.T, authorization, body string, extra ...map[string]string) (*agentcore.Output, error) {
 	t.Helper()
 	headers := map[string]string{"content-type": "application/json", "user-agent": "agent/1.0", "mcp-session-id": "s-1"}
 	if authorization != "" {
 		headers["authorization"] = authorization
+	}
+	for _, h := range extra {
+		for k, v := range h {
+			headers[k] = v
+		}
 	}
 	in := map[string]any{
 		"interceptorInputVersion": "1.0",
@@ -345,4 +350,115 @@ type verifierFunc func(context.Context, string) (*calltoken.Identity, error)
 
 func (f verifierFunc) Verify(ctx context.Context, tok string) (*calltoken.Identity, error) {
 	return f(ctx, tok)
+}
+
+// A multi-round retry's answers and state are signed as forwarded. A
+// Lambda target receives the arguments only, so its function refuses the
+// retry (token_wrong_round) instead of running it without the client's
+// answers; an answer swapped after signing is refused alike.
+func TestRoundIsSigned(t *testing.T) {
+	e := newEnv(t)
+	bearer := "Bearer " + e.iss.token(t, e.iss.key, nil)
+	body := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":{"id":"B1"},` +
+		`"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}}},"requestState":"sealed-1"}}`
+	out, err := e.intercept(t, bearer, body)
+	if err != nil || out.MCP.TransformedGatewayRequest == nil {
+		t.Fatalf("output = %+v, %v", out, err)
+	}
+	var msg struct {
+		Params struct {
+			Arguments struct {
+				Reserved struct {
+					CallToken string `json:"callToken"`
+				} `json:"_mcpfn"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(out.MCP.TransformedGatewayRequest.Body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	v := lambdatest.Verifier(function("broadcast_delete"))
+	want := calltoken.Expect{Tool: "broadcast_delete", Args: []byte(`{"id":"B1"}`),
+		InputResponses: []byte(`{"confirm":{"action":"accept","content":{"ok":true}}}`), RequestState: "sealed-1"}
+	if _, err := v.Verify(context.Background(), msg.Params.Arguments.Reserved.CallToken, want); err != nil {
+		t.Fatalf("the round as signed: %v", err)
+	}
+	for name, w := range map[string]calltoken.Expect{
+		"as a Lambda target receives it": {Tool: "broadcast_delete", Args: []byte(`{"id":"B1"}`)},
+		"another answer": {Tool: "broadcast_delete", Args: []byte(`{"id":"B1"}`),
+			InputResponses: []byte(`{"confirm":{"action":"decline"}}`), RequestState: "sealed-1"},
+	} {
+		if _, err := v.Verify(context.Background(), msg.Params.Arguments.Reserved.CallToken, w); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+			t.Errorf("%s: %v; want %s", name, err, calltoken.ReasonRound)
+		}
+	}
+	out, err = e.intercept(t, bearer, strings.Replace(body, `"sealed-1"`, `{"x":1}`, 1))
+	if err != nil || out.MCP.TransformedGatewayResponse == nil || !strings.Contains(string(out.MCP.TransformedGatewayResponse.Body), "-32602") {
+		t.Fatalf("a requestState that is not a string: %+v, %v", out, err)
+	}
+}
+
+// Parser differentials: a body AgentCore's parser could read otherwise than
+// the interceptor's is refused (400, -32600) before anything is decided on
+// it, whatever its method; so is a method name a folding parser or router
+// could take for tools/call, and a Mcp-Method or Mcp-Name header that
+// disagrees with the body.
+func TestAmbiguousRequestsAreRefused(t *testing.T) {
+	e := newEnv(t)
+	bearer := "Bearer " + e.iss.token(t, e.iss.key, nil)
+	const args = `"arguments":{"id":"B1"}`
+	for name, tc := range map[string]struct {
+		body    string
+		headers map[string]string
+		status  int
+		code    int
+	}{
+		"method twice, list last": {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete",` + args + `},"method":"tools/list"}`, nil, 400, -32600},
+		"method twice, call last": {`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t___broadcast_delete",` + args + `},"method":"tools/call"}`, nil, 400, -32600},
+		"method twice, escaped":   {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete",` + args + `},"\u006dethod":"ping"}`, nil, 400, -32600},
+		"method in two cases":     {`{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"ping","params":{}}`, nil, 400, -32600},
+		"params twice":            {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_get",` + args + `},"params":{"name":"t___broadcast_delete",` + args + `}}`, nil, 400, -32600},
+		"name twice":              {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_get","name":"t___broadcast_delete",` + args + `}}`, nil, 400, -32600},
+		"arguments in two cases":  {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete","Arguments":{"id":"B2"},` + args + `}}`, nil, 400, -32600},
+		"argument twice":          {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":{"id":"B1","id":"B2"}}}`, nil, 400, -32600},
+		"deep key twice":          {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":{"id":"B1","x":[{"a":1,"a":2}]}}}`, nil, 400, -32600},
+		"key twice in tools/list": {`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}`, nil, 400, -32600},
+		"not UTF-8":               {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"cursor\":\"\xff\"}}", nil, 400, -32600},
+		"method a number":         {`{"jsonrpc":"2.0","id":1,"method":5,"params":{}}`, nil, 400, -32600},
+		"no method":               {`{"jsonrpc":"2.0","id":1,"params":{"name":"t___broadcast_delete",` + args + `}}`, nil, 400, -32600},
+		"tools/call in capitals":  {`{"jsonrpc":"2.0","id":1,"method":"Tools/Call","params":{"name":"t___broadcast_delete",` + args + `}}`, nil, 400, -32601},
+		"tools/call and a NUL":    {`{"jsonrpc":"2.0","id":1,"method":"tools/call\u0000","params":{"name":"t___broadcast_delete",` + args + `}}`, nil, 400, -32600},
+		"Mcp-Method disagrees":    {`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, map[string]string{"mcp-method": "tools/call"}, 400, -32020},
+		"Mcp-Name disagrees":      {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_get",` + args + `}}`, map[string]string{"Mcp-Name": "t___broadcast_delete"}, 400, -32020},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := e.intercept(t, bearer, tc.body, tc.headers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.MCP.TransformedGatewayResponse
+			if out.MCP.TransformedGatewayRequest != nil || r == nil || r.StatusCode != tc.status {
+				t.Fatalf("output = %+v", out.MCP)
+			}
+			var resp struct {
+				Error struct {
+					Code    int
+					Message string
+				} `json:"error"`
+			}
+			if json.Unmarshal(r.Body, &resp) != nil || resp.Error.Code != tc.code || resp.Error.Message == "" {
+				t.Fatalf("body = %s; want code %d", r.Body, tc.code)
+			}
+		})
+	}
+	// Keys that differ in case below params are the tool's business.
+	out, err := e.intercept(t, bearer, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t___broadcast_delete","arguments":{"id":"B1","ID":"b1"}}}`)
+	if err != nil || out.MCP.TransformedGatewayRequest == nil {
+		t.Fatalf("arguments with keys in two cases: %+v, %v", out, err)
+	}
+	// Headers that agree pass.
+	out, err = e.intercept(t, bearer, deleteCall, map[string]string{"mcp-method": "tools/call", "mcp-name": "broadcasts___broadcast_delete"})
+	if err != nil || out.MCP.TransformedGatewayRequest == nil {
+		t.Fatalf("matching headers: %+v, %v", out, err)
+	}
 }

@@ -13,7 +13,7 @@ func BenchmarkSign(b *testing.B) {
 	s := calltoken.NewSigner(calltoken.SignerGateway)
 	r, _ := calltoken.KeyringFromSecrets(secretA)
 	s.Add("broadcast_delete", "fn-delete", r, nil)
-	c := calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(time.Hour)}
+	c := calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(10 * time.Minute)}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Sign(c); err != nil {
@@ -27,7 +27,7 @@ func BenchmarkVerify(b *testing.B) {
 	s := calltoken.NewSigner(calltoken.SignerGateway)
 	r, _ := calltoken.KeyringFromSecrets(secretA)
 	s.Add("broadcast_delete", "fn-delete", r, nil)
-	tok, err := s.Sign(calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(time.Hour)})
+	tok, err := s.Sign(calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(10 * time.Minute)})
 	if err != nil {
 		b.Fatal(err)
 	}

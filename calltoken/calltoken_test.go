@@ -143,6 +143,23 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// mintAt is call()'s token signed with secret as of now (which may be a
+// test's clock), valid for life.
+func mintAt(t *testing.T, secret []byte, now time.Time, life time.Duration) string {
+	t.Helper()
+	key, err := calltoken.NewKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := calltoken.Sign(key, &calltoken.Claims{Caller: alice, CallID: "c-1", Tool: "broadcast_delete", Args: calltoken.ArgsDigest(args),
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: calltoken.SignerGateway, Audience: jwt.ClaimStrings{"fn-delete"},
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(life))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
 // keyedAs signs for audience fn with the given secret: what a compromised
 // function holding its own key could mint for another function.
 func keyedAs(t *testing.T, fn string, secret []byte) *calltoken.Signer {
@@ -184,16 +201,16 @@ func TestRotationGraceWindow(t *testing.T) {
 	rotatedAt := time.Now()
 	clock := rotatedAt
 	v := verifier(t, "fn-delete", calltoken.NewKeyring(cur, prev.Retired(rotatedAt.Add(time.Hour))), func() time.Time { return clock })
-	old := sign(t, keyedAs(t, "fn-delete", secretA), calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Args: args, Expires: rotatedAt.Add(2 * time.Hour)})
+	old := mintAt(t, secretA, rotatedAt, time.Minute)
 	if _, err := v.Verify(context.Background(), old, want()); err != nil {
 		t.Fatalf("previous key inside its grace window: %v", err)
 	}
 	clock = rotatedAt.Add(time.Hour + time.Second)
+	old = mintAt(t, secretA, clock, time.Minute)
 	if _, err := v.Verify(context.Background(), old, want()); calltoken.ReasonOf(err) != calltoken.ReasonUnknownKey {
 		t.Fatalf("previous key after its grace window: %v", err)
 	}
-	fresh := sign(t, keyedAs(t, "fn-delete", secretB), calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Args: args, Expires: clock.Add(time.Minute)})
-	if _, err := v.Verify(context.Background(), fresh, want()); err != nil {
+	if _, err := v.Verify(context.Background(), mintAt(t, secretB, clock, time.Minute), want()); err != nil {
 		t.Fatalf("current key: %v", err)
 	}
 }
@@ -217,7 +234,7 @@ func TestUnknownKeyReloadIsRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := call()
-	c.Expires = clock.Add(time.Hour)
+	c.Expires = clock.Add(10 * time.Minute)
 	// Flood: valid-looking tokens for other functions, and for this one with
 	// unknown keys.
 	for i := range 50 {
@@ -329,5 +346,144 @@ func TestTaskClaimMustMatch(t *testing.T) {
 		if c, err := v.Verify(context.Background(), tc.token, tc.want); c != nil || calltoken.ReasonOf(err) != calltoken.ReasonTask {
 			t.Errorf("%s: Verify = %v, %v; want %s", name, c, err, calltoken.ReasonTask)
 		}
+	}
+}
+
+// A token is valid for no longer than the signers ever issue (exp − iat):
+// a synchronous call's for MaxCallLifetime, a task run's for
+// MaxTaskLifetime. A longer one, signed with the right key, is refused, and
+// the signer refuses to mint it.
+func TestTokenLifetimeIsCapped(t *testing.T) {
+	key, err := calltoken.NewKey(secretA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	now := time.Now()
+	mint := func(task string, life time.Duration) string {
+		tok, err := calltoken.Sign(key, &calltoken.Claims{Caller: alice, CallID: "c-1", Tool: "broadcast_delete", Args: calltoken.ArgsDigest(args), Task: task,
+			RegisteredClaims: jwt.RegisteredClaims{Issuer: calltoken.SignerGateway, Audience: jwt.ClaimStrings{"fn-delete"},
+				IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(life))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	asTask := want()
+	asTask.Task = "task-A"
+	for _, tc := range []struct {
+		name string
+		task string
+		life time.Duration
+		want calltoken.Expect
+		is   calltoken.Reason
+	}{
+		{"call at the bound", "", calltoken.MaxCallLifetime, want(), ""},
+		{"call past the bound", "", calltoken.MaxCallLifetime + time.Second, want(), calltoken.ReasonLifetime},
+		{"call valid a year", "", 365 * 24 * time.Hour, want(), calltoken.ReasonLifetime},
+		{"task run at the bound", "task-A", calltoken.MaxTaskLifetime, asTask, ""},
+		{"task run past the bound", "task-A", calltoken.MaxTaskLifetime + time.Second, asTask, calltoken.ReasonLifetime},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(context.Background(), mint(tc.task, tc.life), tc.want)
+			if calltoken.ReasonOf(err) != tc.is || (tc.is == "" && err != nil) {
+				t.Fatalf("Verify: %v; want reason %q", err, tc.is)
+			}
+		})
+	}
+	s := keyedAs(t, "fn-delete", secretA)
+	long := call()
+	long.Expires = time.Now().Add(calltoken.MaxCallLifetime + time.Minute)
+	if _, err := s.Sign(long); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("the signer minted a call token valid past %s: %v", calltoken.MaxCallLifetime, err)
+	}
+	long.Task, long.Expires = "task-A", time.Now().Add(calltoken.MaxTaskLifetime+time.Minute)
+	if _, err := s.Sign(long); err == nil {
+		t.Fatalf("the signer minted a task token valid past %s", calltoken.MaxTaskLifetime)
+	}
+}
+
+// A multi-round retry's input responses and request state are bound: a
+// captured envelope whose elicitation answer (or state) is swapped keeps
+// its token no more than one whose arguments are. The digest is canonical
+// (key order, spacing), and "no responses" is not "{}".
+func TestRoundClaimMustMatch(t *testing.T) {
+	gw := keyedAs(t, "fn-delete", secretA)
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	ada := []byte(`{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+	c := call()
+	c.InputResponses, c.RequestState = ada, "sealed-state-1"
+	tok := sign(t, gw, c)
+	round := func(responses string, state string) calltoken.Expect {
+		w := want()
+		if responses != "" {
+			w.InputResponses = []byte(responses)
+		}
+		w.RequestState = state
+		return w
+	}
+	if _, err := v.Verify(context.Background(), tok, round(` { "user_name" : {"content":{"name":"Ada"},"action":"accept"}}`, "sealed-state-1")); err != nil {
+		t.Fatalf("the same round, re-encoded: %v", err)
+	}
+	for name, w := range map[string]calltoken.Expect{
+		"another answer":      round(`{"user_name":{"action":"accept","content":{"name":"Eve"}}}`, "sealed-state-1"),
+		"the answer declined": round(`{"user_name":{"action":"decline"}}`, "sealed-state-1"),
+		"another state":       round(string(ada), "sealed-state-2"),
+		"no state":            round(string(ada), ""),
+		"no answers":          round("", "sealed-state-1"),
+		"as a first round":    want(),
+	} {
+		if _, err := v.Verify(context.Background(), tok, w); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+			t.Errorf("%s: %v; want %s", name, err, calltoken.ReasonRound)
+		}
+	}
+	// A first round's token does not carry answers added to its envelope.
+	first := sign(t, gw, call())
+	if _, err := v.Verify(context.Background(), first, round(string(ada), "")); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+		t.Errorf("answers added to a first round's envelope: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), first, round("null", "")); err != nil {
+		t.Errorf("null responses are none: %v", err)
+	}
+	if calltoken.RoundDigest([]byte("{}"), "") == calltoken.RoundDigest(nil, "") {
+		t.Error("an empty object of responses digests as none")
+	}
+}
+
+// Version 2 added "rnd". A version-1 token (no "ver") still verifies for a
+// call without a round, where its missing claim means what it would say,
+// and never for a retry; a version this function does not know is refused.
+func TestTokenVersions(t *testing.T) {
+	key, err := calltoken.NewKey(secretA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verifier(t, "fn-delete", ring(t, secretA), nil)
+	now := time.Now()
+	mint := func(version int) string {
+		tok, err := calltoken.Sign(key, &calltoken.Claims{Caller: alice, CallID: "c-1", Tool: "broadcast_delete", Args: calltoken.ArgsDigest(args), Version: version,
+			RegisteredClaims: jwt.RegisteredClaims{Issuer: calltoken.SignerGateway, Audience: jwt.ClaimStrings{"fn-delete"},
+				IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	retry := want()
+	retry.InputResponses, retry.RequestState = []byte(`{"a":{}}`), "s"
+	if _, err := v.Verify(context.Background(), mint(0), want()); err != nil {
+		t.Fatalf("version 1, first round: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), mint(0), retry); calltoken.ReasonOf(err) != calltoken.ReasonRound {
+		t.Fatalf("version 1, a retry: %v; want %s", err, calltoken.ReasonRound)
+	}
+	for _, ver := range []int{calltoken.TokenVersion + 1, -1} {
+		if _, err := v.Verify(context.Background(), mint(ver), want()); calltoken.ReasonOf(err) != calltoken.ReasonVersion {
+			t.Fatalf("version %d: %v; want %s", ver, err, calltoken.ReasonVersion)
+		}
+	}
+	c, err := v.Verify(context.Background(), sign(t, keyedAs(t, "fn-delete", secretA), call()), want())
+	if err != nil || c.Version != calltoken.TokenVersion {
+		t.Fatalf("a signer's token: version %v, %v", c, err)
 	}
 }

@@ -14,7 +14,8 @@
 // hold every function's key, a function holds only its own, so a compromised
 // tool function can mint calls to nobody but itself. A [Keyring] holds a
 // function's current key and the keys it still accepts during a rotation's
-// grace window; [SecretsManagerSource] loads one from Secrets Manager (the
-// AWSCURRENT and AWSPREVIOUS versions) at cold start and again, rate limited,
-// when a token names a key it does not know.
+// grace window; [LoadKeyring] loads one from Secrets Manager (the AWSCURRENT
+// and AWSPREVIOUS versions) at cold start, and a [Verifier] loads it again
+// when it is [DefaultKeyMaxAge] old and, rate limited, when a token names a
+// key it does not know.
 package calltoken

@@ -15,7 +15,7 @@ func FuzzVerify(f *testing.F) {
 	r, _ := calltoken.KeyringFromSecrets(secretA)
 	s := calltoken.NewSigner(calltoken.SignerGateway)
 	s.Add("broadcast_delete", "fn-delete", r, nil)
-	good, err := s.Sign(calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(time.Hour)})
+	good, err := s.Sign(calltoken.Call{Tool: "broadcast_delete", CallID: "c-1", Caller: alice, Args: args, Expires: time.Now().Add(10 * time.Minute)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -56,6 +56,10 @@ type Call struct {
 	Expires time.Time
 	// Task is the task id of a task run ("" for a synchronous call).
 	Task string
+	// InputResponses and RequestState are what the forwarded call carries
+	// of a multi-round retry, exactly as the function will receive them.
+	InputResponses []byte
+	RequestState   string
 }
 
 // Sign returns the call token for c.
@@ -65,8 +69,19 @@ func (s *Signer) Sign(c Call) (string, error) {
 		return "", fmt.Errorf("calltoken: no key for tool %q", c.Tool)
 	}
 	now := time.Now()
+	if most := maxLifetime(c.Task); c.Expires.Sub(now) > most {
+		// A verifier would refuse it (token_lifetime_too_long): say so here,
+		// where the configuration that asked for it can be named.
+		kind := "a synchronous call's"
+		if c.Task != "" {
+			kind = "a task run's"
+		}
+		return "", fmt.Errorf("calltoken: %s token may be valid for at most %s, not %s (the signer's invoke timeout or task run window is too long)",
+			kind, most, c.Expires.Sub(now).Round(time.Second))
+	}
 	return Sign(t.ring.Load().Current(), &Claims{
 		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: ArgsDigest(c.Args), Task: c.Task,
+		Round: RoundDigest(c.InputResponses, c.RequestState), Version: TokenVersion,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    s.name,
 			Audience:  jwt.ClaimStrings{t.function},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,12 +18,52 @@ import (
 // with the same algorithm can be taken for one.
 const TokenType = "mcpfn-call+jwt"
 
+// TokenVersion is the version of the claims signers write ("ver"; absent
+// means 1). The rules:
+//   - a claim a function must check to stay safe raises the version;
+//   - a verifier accepts the versions it knows. An older one only where
+//     every claim it lacks has the value its absence stands for, so that
+//     signers and functions updated at different moments of a deploy lose no
+//     call and gain nothing: version 1 has no "rnd", and is accepted only for
+//     a call that carries no input responses and no request state;
+//   - a newer version is refused (token_unsupported_version): it may bind
+//     something this function would not check.
+//
+// Version 2 added "rnd" ([RoundDigest]).
+const TokenVersion = 2
+
 // MaxTokenBytes bounds a call token; a longer one is refused before it is
 // decoded.
 const MaxTokenBytes = 8 << 10
 
 // DefaultSkew is the clock difference tolerated between signer and function.
 const DefaultSkew = 5 * time.Second
+
+// The longest a token may be valid (exp − iat), by what it is for. They are
+// the longest lifetimes the signers issue, so that a captured token is worth
+// no more than the longest legitimate one; a longer token is refused
+// (token_lifetime_too_long), and a signer refuses to mint one.
+const (
+	// MaxCallLifetime bounds a synchronous call's token. No signer waits for
+	// an answer longer than Lambda's longest invocation (15 minutes): the
+	// gateway's tokens expire at its forward's deadline (its invoke timeout,
+	// 30 s by default, cut short by its own invocation's end), the AgentCore
+	// interceptor's after a minute.
+	MaxCallLifetime = 15 * time.Minute
+	// MaxTaskLifetime bounds a task run's token (the gateway's run window,
+	// 40 minutes by default): Lambda starts no asynchronous event older
+	// than the function's MaximumEventAgeInSeconds, which the template sets
+	// to an hour.
+	MaxTaskLifetime = time.Hour
+)
+
+// maxLifetime is the bound of a token for task ("" for a synchronous call).
+func maxLifetime(task string) time.Duration {
+	if task != "" {
+		return MaxTaskLifetime
+	}
+	return MaxCallLifetime
+}
 
 // Signer names, the "iss" of the tokens they sign.
 const (
@@ -46,6 +87,14 @@ type Claims struct {
 	// with the envelope's task exactly: a synchronous call's token never
 	// starts or finishes a task, nor a task's token answers synchronously.
 	Task string `json:"task,omitempty"`
+	// Round is [RoundDigest] of a multi-round retry's input responses and
+	// request state; "" for a call that carries neither. Without it, someone
+	// holding a captured envelope could swap the client's answer to an
+	// elicitation (or the state) and keep the token.
+	Round string `json:"rnd,omitempty"`
+	// Version is the claims' format, [TokenVersion] when a [Signer] signs;
+	// 0 (absent) is version 1.
+	Version int `json:"ver,omitempty"`
 	// Issuer ("iss") is the signer, Audience ("aud") the target function's
 	// name, IssuedAt and ExpiresAt the token's lifetime.
 	jwt.RegisteredClaims
@@ -68,6 +117,33 @@ func Sign(key Key, c *Claims) (string, error) {
 func ArgsDigest(args []byte) string {
 	var d [digestLen]byte
 	return string(argsDigest(&d, args))
+}
+
+// RoundDigest is the digest a token binds a multi-round retry with: "" for
+// a call with neither input responses (absent, empty or null) nor a request
+// state, else SHA-256 over the canonical input responses (as [ArgsDigest]
+// makes them) and the request state, each length-prefixed, base64url. An
+// empty object of responses is not the same as none: a tool can tell them
+// apart.
+func RoundDigest(inputResponses []byte, requestState string) string {
+	responses := bytes.TrimSpace(inputResponses)
+	if string(responses) == "null" {
+		responses = nil
+	}
+	if len(responses) == 0 && requestState == "" {
+		return ""
+	}
+	if len(responses) > 0 {
+		responses = canonical(responses)
+	}
+	h := sha256.New()
+	for _, field := range [][]byte{[]byte("mcpfn round"), responses, []byte(requestState)} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(field)))
+		h.Write(n[:])
+		h.Write(field)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
 // digestLen is the length of an [ArgsDigest]: 32 bytes in base64url.
@@ -129,6 +205,9 @@ const (
 	ReasonCallID       Reason = "token_wrong_call_id"
 	ReasonArguments    Reason = "token_wrong_arguments"
 	ReasonTask         Reason = "token_wrong_task"
+	ReasonLifetime     Reason = "token_lifetime_too_long"
+	ReasonRound        Reason = "token_wrong_round"
+	ReasonVersion      Reason = "token_unsupported_version"
 	ReasonNoKeys       Reason = "function_has_no_keys"
 	ReasonKeysUnusable Reason = "function_keys_unavailable"
 )
@@ -171,6 +250,10 @@ type Expect struct {
 	// gateway signs envelopes, the AgentCore interceptor signs _mcpfn. ""
 	// accepts any signer the verifier accepts.
 	Signer string
+	// InputResponses and RequestState are a multi-round retry's, as
+	// received (none on a first round, and never in an AgentCore call).
+	InputResponses []byte
+	RequestState   string
 }
 
 // Unverified returns the caller a token claims, without checking anything.
@@ -189,8 +272,14 @@ func Unverified(token string) *Identity {
 // verifyClaims checks everything that needs no key, so that an unknown key
 // id is looked up only for a token that would otherwise be accepted.
 func verifyClaims(c *Claims, audience string, signers []string, want Expect, now time.Time, skew time.Duration) error {
+	if c.Version != 0 && (c.Version < 1 || c.Version > TokenVersion) {
+		return refuse(ReasonVersion, "version %d; this function knows versions 1 to %d", c.Version, TokenVersion)
+	}
 	if c.ExpiresAt == nil || c.IssuedAt == nil {
 		return refuse(ReasonMalformed, "exp and iat are required")
+	}
+	if life, most := c.ExpiresAt.Sub(c.IssuedAt.Time), maxLifetime(c.Task); life > most {
+		return refuse(ReasonLifetime, "valid for %s; no signer issues tokens valid for more than %s", life, most)
 	}
 	if !now.Before(c.ExpiresAt.Add(skew)) {
 		return refuse(ReasonExpired, "expired at %s", c.ExpiresAt.UTC().Format(time.RFC3339))
@@ -219,6 +308,11 @@ func verifyClaims(c *Claims, audience string, signers []string, want Expect, now
 	var d [digestLen]byte
 	if c.Args != string(argsDigest(&d, want.Args)) {
 		return refuse(ReasonArguments, "the arguments are not the ones the token was issued for")
+	}
+	// A version-1 token has no "rnd": it passes only for a call without a
+	// round, as a version-2 token for such a call does.
+	if c.Round != RoundDigest(want.InputResponses, want.RequestState) {
+		return refuse(ReasonRound, "the input responses or request state are not the ones the token was issued for")
 	}
 	return nil
 }

@@ -30,6 +30,8 @@ type wireClaims struct {
 	Tool   string    `json:"tool"`
 	Args   string    `json:"args"`
 	Task   string    `json:"task"`
+	Rnd    string    `json:"rnd"`
+	Ver    int       `json:"ver"`
 	Iss    string    `json:"iss"`
 	Aud    audience  `json:"aud"`
 	Iat    *float64  `json:"iat"`
@@ -96,7 +98,7 @@ func parseToken(token string) (parsed, error) {
 		return parsed{}, errNotJWT
 	}
 	c := &out.claims
-	c.Caller, c.CallID, c.Tool, c.Args, c.Task = w.Caller, w.CallID, w.Tool, w.Args, w.Task
+	c.Caller, c.CallID, c.Tool, c.Args, c.Task, c.Round, c.Version = w.Caller, w.CallID, w.Tool, w.Args, w.Task, w.Rnd, w.Ver
 	c.Issuer, c.Audience = w.Iss, jwt.ClaimStrings(w.Aud)
 	if w.Iat != nil || w.Exp != nil || w.Nbf != nil {
 		d := new([3]jwt.NumericDate) // one allocation for the three dates

@@ -106,7 +106,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		// info, the session id and every header stay attribution.
 		tok, err := g.signer.Sign(calltoken.Call{
 			Tool: name, CallID: env.CallID, Caller: ri.identity, Args: p.Arguments,
-			Expires: g.forwardDeadline(start, ri),
+			Expires: g.forwardDeadline(start, ri), InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState,
 		})
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway cannot sign calls to this tool"}

@@ -346,6 +346,7 @@ func (g *Gateway) runTask(ctx context.Context, ri *requestInfo, t *adapter.Tool,
 	tok, err := g.signer.Sign(calltoken.Call{
 		Tool: t.Name(), CallID: env.CallID, Caller: ri.identity, Args: env.Params.Arguments,
 		Expires: start.Add(g.cfg.TaskRunWindow), Task: env.Task.ID,
+		InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState,
 	})
 	var res *mcp.CallToolResult
 	if err != nil {

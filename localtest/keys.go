@@ -128,7 +128,8 @@ func (k *LocalKeys) SignEnvelope(payload []byte, caller *calltoken.Identity, ttl
 	}
 	s := calltoken.NewSigner(calltoken.SignerGateway)
 	s.Add(env.Params.Name, t.Function, k.rings[env.Params.Name], nil)
-	tok, err := s.Sign(calltoken.Call{Tool: env.Params.Name, CallID: env.CallID, Caller: caller, Args: env.Params.Arguments, Expires: time.Now().Add(ttl)})
+	tok, err := s.Sign(calltoken.Call{Tool: env.Params.Name, CallID: env.CallID, Caller: caller, Args: env.Params.Arguments, Expires: time.Now().Add(ttl),
+		InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState})
 	if err != nil {
 		return nil, err
 	}

@@ -140,7 +140,7 @@ func (f *Function) Call(t testing.TB, args any, opts ...Option) *Result {
 		if round > 1 {
 			env.CallID += "/" + strconv.Itoa(round)
 		}
-		env.CallToken = f.sign(t, env.CallID, o.caller, raw)
+		env.CallToken = f.sign(t, env.CallID, o.caller, raw, env.Params.InputResponses, env.Params.RequestState)
 		answer := f.invoke(t, &env, &o, res)
 		var resp wire.EnvelopeResponse
 		if err := json.Unmarshal(answer, &resp); err != nil {
@@ -199,9 +199,10 @@ const (
 const DefaultSubject = "test-user"
 
 // sign returns the call token the gateway would send with this call.
-func (f *Function) sign(t testing.TB, callID string, caller *adapter.Identity, args json.RawMessage) string {
+func (f *Function) sign(t testing.TB, callID string, caller *adapter.Identity, args, responses json.RawMessage, state string) string {
 	t.Helper()
-	tok, err := f.signer.Sign(calltoken.Call{Tool: f.tool.Name(), CallID: callID, Caller: caller, Args: args, Expires: time.Now().Add(time.Minute)})
+	tok, err := f.signer.Sign(calltoken.Call{Tool: f.tool.Name(), CallID: callID, Caller: caller, Args: args, Expires: time.Now().Add(time.Minute),
+		InputResponses: responses, RequestState: state})
 	if err != nil {
 		t.Fatalf("mcpfntest: signing the call: %v", err)
 	}

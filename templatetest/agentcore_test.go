@@ -244,6 +244,15 @@ func TestAgentCoreGatewayRole(t *testing.T) {
 	if ref(dig(stmts[0], "Condition", "StringEquals", "aws:SourceAccount")) != "AWS::AccountId" {
 		t.Errorf("trust policy is not limited to this account: %v", stmts)
 	}
+	// Confused deputy: only on behalf of this account's AgentCore gateways
+	// in this region (the exact gateway's ARN would need the role first).
+	if got, want := dig(stmts[0], "Condition", "ArnLike", "aws:SourceArn"),
+		map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock-agentcore:${AWS::Region}:${AWS::AccountId}:gateway/*"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("trust policy's aws:SourceArn is %v, want ArnLike %v", got, want)
+	}
+	if conds, _ := dig(stmts[0], "Condition").(map[string]any); len(conds) != 2 {
+		t.Errorf("trust policy conditions %v, want StringEquals aws:SourceAccount and ArnLike aws:SourceArn only", conds)
+	}
 	got := map[string]bool{}
 	for _, pol := range list(p["Policies"]) {
 		for _, st := range list(dig(pol, "PolicyDocument", "Statement")) {
