@@ -468,6 +468,15 @@ func (c *Config) check() error {
 	}
 	c.InvokeTimeout = cmp.Or(c.InvokeTimeout, defaultTimeout)
 	c.TaskRunWindow = cmp.Or(c.TaskRunWindow, defaultTaskRunWindow)
+	// A forwarded call's token expires with its invoke, a task run's with
+	// its run window: a longer one no function would accept (calltoken's
+	// lifetime caps), so the gateway refuses to start rather than to sign.
+	if c.InvokeTimeout > calltoken.MaxCallLifetime {
+		errs = append(errs, fmt.Errorf("%s=%v: at most %v (a call token's longest life, Lambda's longest invocation)", EnvInvokeTimeout, c.InvokeTimeout, calltoken.MaxCallLifetime))
+	}
+	if c.TaskRunWindow > calltoken.MaxTaskLifetime {
+		errs = append(errs, fmt.Errorf("%s=%v: at most %v (a task run token's longest life)", EnvTaskRunWindow, c.TaskRunWindow, calltoken.MaxTaskLifetime))
+	}
 	c.DeadlineReserve = cmp.Or(c.DeadlineReserve, defaultDeadlineRes)
 	c.InvokeAttempts = cmp.Or(c.InvokeAttempts, defaultAttempts)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, defaultMaxBody)

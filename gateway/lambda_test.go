@@ -195,6 +195,10 @@ func TestConfigFromEnv(t *testing.T) {
 		{"unmapped tool", map[string]string{EnvAuthMode: "none", EnvToolFunctions: ""}, `"echo_call" has no function`},
 		{"unknown tool", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f,echo_cal=g"}, "echo_cal"},
 		{"bad timeout", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f", EnvInvokeTimeout: "soon"}, EnvInvokeTimeout},
+		// No function accepts a token living longer: refused at start,
+		// not at the first signature.
+		{"timeout past a token's life", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f", EnvInvokeTimeout: "16m"}, EnvInvokeTimeout + "=16m0s: at most 15m0s"},
+		{"run window past a task token's life", map[string]string{EnvAuthMode: "none", EnvToolFunctions: "echo_call=f", EnvTaskRunWindow: "61m"}, EnvTaskRunWindow + "=1h1m0s: at most 1h0m0s"},
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
