@@ -122,12 +122,7 @@ func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte,
 	}
 	result, rpcErr := g.taskMethod(r, ri, &m)
 	if rpcErr != nil {
-		status := http.StatusBadRequest
-		if rpcErr.Code == wire.RPCInternalError {
-			status = http.StatusOK
-		}
-		b, _ := json.Marshal(wire.NewRPCResponse(ri.jsonrpcID, nil, rpcErr))
-		writeJSON(w, status, b)
+		writeRPCErrorFor(w, ri.errorStatus, rpcErr, ri.jsonrpcID)
 		return true
 	}
 	writeRPCResult(w, ri.jsonrpcID, result)

@@ -341,13 +341,15 @@ func TestTasksMethodsAreGated(t *testing.T) {
 			t.Errorf("%s, no Mcp-Name: %d %+v", m, a.status, a.Error)
 		}
 		for who, tc := range map[string]struct{ token, id string }{"bob": {bob, v.TaskID}, "unknown id": {alice, "AAAAAAAAAAAAAAAAAAAAAA"}} {
-			if a := e.rpc(t, tc.token, m, params(tc.id), true, nil); a.code() != -32602 || a.status != http.StatusBadRequest {
+			// -32602 like an unknown tool's: a JSON-RPC error on 200, not
+			// a transport failure (rpcstatus.go).
+			if a := e.rpc(t, tc.token, m, params(tc.id), true, nil); a.code() != -32602 || a.status != http.StatusOK {
 				t.Errorf("%s by %s: %d %+v", m, who, a.status, a.Error)
 			}
 		}
 	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
-		if a := e.rpc(t, alice, m, params(v.TaskID), true, nil); a.code() != -32601 {
+		if a := e.rpc(t, alice, m, params(v.TaskID), true, nil); a.code() != -32601 || a.status != http.StatusNotFound {
 			t.Errorf("%s: %d %+v", m, a.status, a.Error)
 		}
 	}

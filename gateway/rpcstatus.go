@@ -1,0 +1,161 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfn/mcpfn/wire"
+)
+
+// The HTTP status of a JSON-RPC error answering a request, by the table of
+// the request's protocol revision (docs/decisions/0031). One rule for every
+// method, whoever answers: the gateway's own refusals and the tasks methods
+// use it when they write, and statusWriter holds the go-sdk's JSON answers
+// to it.
+//
+// 2026-07-28 (the Streamable HTTP transport page, basic/index and the
+// schema): HeaderMismatch -32020, MissingRequiredClientCapability -32021 and
+// UnsupportedProtocolVersion -32022 on 400 Bad Request; Method not found
+// -32601 on 404 Not Found; Invalid params -32602 on 400 only for a request
+// missing a required _meta field (protocolVersion, clientCapabilities); any
+// other error on 200 OK, like a result: the JSON-RPC body says what failed,
+// and an HTTP error would make a client report a transport failure instead
+// (an unknown task, an unknown tool, arguments that are not an object).
+//
+// 2025-03-26 … 2025-11-25: a request is answered with a JSON-RPC message,
+// error or result, on 200 OK; the HTTP errors of those revisions are for
+// what is not a request the server accepts (a bad or unsupported
+// MCP-Protocol-Version header, a body that is not JSON-RPC), refused before
+// any method runs, and stay as they are.
+
+// errorStatus is what the table needs to know of one request.
+type errorStatus struct {
+	// modern: the request speaks 2026-07-28 or later, in its
+	// MCP-Protocol-Version header or its _meta.
+	modern bool
+	// metaMissing: a modern request without a required _meta field.
+	metaMissing bool
+}
+
+// errorStatusOf reads the request's era and _meta. A message that is not
+// JSON gets the zero rule: the go-sdk refuses it before any method.
+func errorStatusOf(h http.Header, msg []byte) errorStatus {
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &m)
+	var metaVersion string
+	_ = json.Unmarshal(m.Params.Meta["io.modelcontextprotocol/protocolVersion"], &metaVersion)
+	s := errorStatus{modern: h.Get("Mcp-Protocol-Version") >= wire.ModernProtocolVersion || metaVersion >= wire.ModernProtocolVersion}
+	if s.modern {
+		caps := bytes.TrimLeft(m.Params.Meta["io.modelcontextprotocol/clientCapabilities"], " \t\r\n")
+		s.metaMissing = metaVersion == "" || len(caps) == 0 || caps[0] != '{'
+	}
+	return s
+}
+
+// of is the HTTP status of a JSON-RPC error with code.
+func (s errorStatus) of(code int) int {
+	if !s.modern {
+		return http.StatusOK
+	}
+	switch code {
+	case codeHeaderMismatch, codeMissingCapability, codeUnsupportedVersion:
+		return http.StatusBadRequest
+	case wire.RPCMethodNotFound:
+		return http.StatusNotFound
+	case wire.RPCInvalidParams:
+		if s.metaMissing {
+			return http.StatusBadRequest
+		}
+	}
+	return http.StatusOK
+}
+
+// codeUnsupportedVersion is SEP-2575's UnsupportedProtocolVersion.
+const codeUnsupportedVersion = mcp.CodeUnsupportedProtocolVersion
+
+// writeRPCErrorFor answers the request of s with a JSON-RPC error, on the
+// status the table gives it.
+func writeRPCErrorFor(w http.ResponseWriter, s errorStatus, e *wire.RPCError, id json.RawMessage) {
+	b, _ := json.Marshal(wire.NewRPCResponse(id, nil, e))
+	writeJSON(w, s.of(e.Code), b)
+}
+
+// statusWriter passes an answer through, except a JSON one, which it holds
+// until finish: if it is a JSON-RPC error, it goes out on the status the
+// table gives its code. The go-sdk answers -32602 with 400 in the
+// 2026-07-28 era whatever the cause; a stream (SSE) and plain-text
+// refusals pass untouched.
+type statusWriter struct {
+	w      http.ResponseWriter
+	rule   errorStatus
+	held   bool // a JSON answer, in body until finish
+	wrote  bool // the header went out
+	status int
+	body   bytes.Buffer
+}
+
+func newStatusWriter(w http.ResponseWriter, rule errorStatus) *statusWriter {
+	return &statusWriter{w: w, rule: rule}
+}
+
+func (s *statusWriter) Header() http.Header { return s.w.Header() }
+
+func (s *statusWriter) WriteHeader(status int) {
+	if s.wrote || s.held {
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(s.w.Header().Get("Content-Type")); mt == "application/json" {
+		s.held, s.status = true, status
+		return
+	}
+	s.wrote = true
+	s.w.WriteHeader(status)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if !s.wrote && !s.held {
+		s.WriteHeader(http.StatusOK)
+	}
+	if s.held {
+		return s.body.Write(p)
+	}
+	return s.w.Write(p)
+}
+
+// Flush flushes a stream; a held answer waits for finish.
+func (s *statusWriter) Flush() {
+	if !s.held {
+		_ = http.NewResponseController(s.w).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.w }
+
+// finish writes a held answer, on the table's status if it is a JSON-RPC
+// error response.
+func (s *statusWriter) finish() {
+	if !s.held {
+		return
+	}
+	s.held, s.wrote = false, true
+	status := s.status
+	var m struct {
+		Error *struct {
+			Code *int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(s.body.Bytes(), &m) == nil && m.Error != nil && m.Error.Code != nil {
+		status = s.rule.of(*m.Error.Code)
+	}
+	s.w.WriteHeader(status)
+	_, _ = s.w.Write(s.body.Bytes())
+}
