@@ -322,7 +322,7 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 	// Every JSON-RPC error answering this message goes out on the status of
 	// its revision's table (rpcstatus.go), the go-sdk's included.
 	ri.errorStatus = errorStatusOf(r.Header, msg)
-	sw := newStatusWriter(w, ri.errorStatus)
+	sw := newStatusWriter(w, ri.errorStatus, ri.jsonrpcID)
 	defer sw.finish()
 	w = sw
 	if ri.method == "subscriptions/listen" {

@@ -91,20 +91,29 @@ func writeRPCErrorFor(w http.ResponseWriter, s errorStatus, e *wire.RPCError, id
 // statusWriter passes an answer through, except a JSON one, which it holds
 // until finish: if it is a JSON-RPC error, it goes out on the status the
 // table gives its code. The go-sdk answers -32602 with 400 in the
-// 2026-07-28 era whatever the cause; a stream (SSE) and plain-text
-// refusals pass untouched.
+// 2026-07-28 era whatever the cause. A stream (SSE) passes untouched, and
+// so do plain-text refusals, but one: the go-sdk refuses a request for a
+// method it does not know with a plain-text 400 unless the request is of
+// 2026-07-28, where the transport page asks for -32601; in the earlier
+// revisions a request gets a JSON-RPC answer, so it gets -32601 too.
 type statusWriter struct {
 	w      http.ResponseWriter
 	rule   errorStatus
-	held   bool // a JSON answer, in body until finish
-	wrote  bool // the header went out
+	id     json.RawMessage // the request's id; nil for a notification
+	held   bool            // an answer in body until finish
+	wrote  bool            // the header went out
 	status int
 	body   bytes.Buffer
 }
 
-func newStatusWriter(w http.ResponseWriter, rule errorStatus) *statusWriter {
-	return &statusWriter{w: w, rule: rule}
+func newStatusWriter(w http.ResponseWriter, rule errorStatus, id json.RawMessage) *statusWriter {
+	return &statusWriter{w: w, rule: rule, id: id}
 }
+
+// goSDKUnknownMethod starts the go-sdk's plain-text refusal of a method it
+// does not serve (jsonrpc2.ErrNotHandled); TestErrorStatusByRevision fails
+// if an upgrade changes it.
+const goSDKUnknownMethod = "JSON RPC not handled: "
 
 func (s *statusWriter) Header() http.Header { return s.w.Header() }
 
@@ -112,7 +121,9 @@ func (s *statusWriter) WriteHeader(status int) {
 	if s.wrote || s.held {
 		return
 	}
-	if mt, _, _ := mime.ParseMediaType(s.w.Header().Get("Content-Type")); mt == "application/json" {
+	switch mt, _, _ := mime.ParseMediaType(s.w.Header().Get("Content-Type")); {
+	case mt == "application/json",
+		mt == "text/plain" && status == http.StatusBadRequest && !s.rule.modern && len(s.id) > 0:
 		s.held, s.status = true, status
 		return
 	}
@@ -140,22 +151,30 @@ func (s *statusWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.w }
 
-// finish writes a held answer, on the table's status if it is a JSON-RPC
-// error response.
+// finish writes a held answer: a JSON-RPC error on the table's status, the
+// go-sdk's plain-text unknown method as the -32601 it is, anything else as
+// it was.
 func (s *statusWriter) finish() {
 	if !s.held {
 		return
 	}
 	s.held, s.wrote = false, true
+	body := s.body.Bytes()
+	if msg, ok := bytes.CutPrefix(body, []byte(goSDKUnknownMethod)); ok && !s.rule.modern {
+		s.w.Header().Del("X-Content-Type-Options")
+		writeRPCErrorFor(s.w, s.rule, &wire.RPCError{Code: wire.RPCMethodNotFound,
+			Message: "method not found: " + string(bytes.TrimSpace(msg))}, s.id)
+		return
+	}
 	status := s.status
 	var m struct {
 		Error *struct {
 			Code *int `json:"code"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(s.body.Bytes(), &m) == nil && m.Error != nil && m.Error.Code != nil {
+	if json.Unmarshal(body, &m) == nil && m.Error != nil && m.Error.Code != nil {
 		status = s.rule.of(*m.Error.Code)
 	}
 	s.w.WriteHeader(status)
-	_, _ = s.w.Write(s.body.Bytes())
+	_, _ = s.w.Write(body)
 }

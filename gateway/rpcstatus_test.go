@@ -155,6 +155,8 @@ func TestErrorStatusByRevision(t *testing.T) {
 			meta: map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}, code: -32602, status: 200},
 		{name: "tasks/get with a foreign Mcp-Name", method: "tasks/get", params: unknownTask, header: http.Header{"Mcp-Name": {"another"}}, code: -32020, status: 200},
 		{name: "subscriptions/listen", method: "subscriptions/listen", code: -32601, status: 200},
+		{name: "tasks/list", method: "tasks/list", code: -32601, status: 200},
+		{name: "an unknown method", method: "no/such_method", code: -32601, status: 200},
 		{name: "a successful tools/list", method: "tools/list", code: 0, status: 200},
 	}
 	id := 0
