@@ -39,25 +39,45 @@ type errorStatus struct {
 	modern bool
 	// metaMissing: a modern request without a required _meta field.
 	metaMissing bool
+	// msg is a modern request's message, whose _meta decides metaMissing
+	// on its first -32602: most requests never get one, and pay nothing.
+	msg []byte
 }
 
-// errorStatusOf reads the request's era and _meta. A message that is not
-// JSON gets the zero rule: the go-sdk refuses it before any method.
+// The _meta keys of the request's protocol version and client
+// capabilities, both required from 2026-07-28 on.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// errorStatusOf reads the request's era: its header, else its _meta (read
+// only when the message names the key).
 func errorStatusOf(h http.Header, msg []byte) errorStatus {
+	s := errorStatus{modern: h.Get("Mcp-Protocol-Version") >= wire.ModernProtocolVersion}
+	if !s.modern && bytes.Contains(msg, []byte(metaProtocolVersion)) {
+		version, _ := readMeta(msg)
+		s.modern = version >= wire.ModernProtocolVersion
+	}
+	if s.modern {
+		s.msg = msg
+	}
+	return s
+}
+
+// readMeta is the protocol version in msg's _meta ("" if none) and whether
+// its client capabilities are an object. A message that is not JSON has
+// neither.
+func readMeta(msg []byte) (version string, caps bool) {
 	var m struct {
 		Params struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(msg, &m)
-	var metaVersion string
-	_ = json.Unmarshal(m.Params.Meta["io.modelcontextprotocol/protocolVersion"], &metaVersion)
-	s := errorStatus{modern: h.Get("Mcp-Protocol-Version") >= wire.ModernProtocolVersion || metaVersion >= wire.ModernProtocolVersion}
-	if s.modern {
-		caps := bytes.TrimLeft(m.Params.Meta["io.modelcontextprotocol/clientCapabilities"], " \t\r\n")
-		s.metaMissing = metaVersion == "" || len(caps) == 0 || caps[0] != '{'
-	}
-	return s
+	_ = json.Unmarshal(m.Params.Meta[metaProtocolVersion], &version)
+	c := bytes.TrimLeft(m.Params.Meta[metaClientCapabilities], " \t\r\n")
+	return version, len(c) > 0 && c[0] == '{'
 }
 
 // of is the HTTP status of a JSON-RPC error with code.
@@ -74,6 +94,11 @@ func (s errorStatus) of(code int) int {
 		if s.metaMissing {
 			return http.StatusBadRequest
 		}
+		if s.msg != nil {
+			if version, caps := readMeta(s.msg); version == "" || !caps {
+				return http.StatusBadRequest
+			}
+		}
 	}
 	return http.StatusOK
 }
@@ -88,22 +113,25 @@ func writeRPCErrorFor(w http.ResponseWriter, s errorStatus, e *wire.RPCError, id
 	writeJSON(w, s.of(e.Code), b)
 }
 
-// statusWriter passes an answer through, except a JSON one, which it holds
-// until finish: if it is a JSON-RPC error, it goes out on the status the
-// table gives its code. The go-sdk answers -32602 with 400 in the
+// statusWriter passes an answer through, except a JSON one, whose status
+// waits for its body: if it is a JSON-RPC error, it goes out on the status
+// the table gives its code. The go-sdk answers -32602 with 400 in the
 // 2026-07-28 era whatever the cause. A stream (SSE) passes untouched, and
 // so do plain-text refusals, but one: the go-sdk refuses a request for a
 // method it does not know with a plain-text 400 unless the request is of
 // 2026-07-28, where the transport page asks for -32601; in the earlier
 // revisions a request gets a JSON-RPC answer, so it gets -32601 too.
 type statusWriter struct {
-	w      http.ResponseWriter
-	rule   errorStatus
-	id     json.RawMessage // the request's id; nil for a notification
-	held   bool            // an answer in body until finish
-	wrote  bool            // the header went out
+	w    http.ResponseWriter
+	rule errorStatus
+	id   json.RawMessage // the request's id; nil for a notification
+	// status is the status of an answer held back: its body decides.
 	status int
-	body   bytes.Buffer
+	// held: the answer is in body until finish (a JSON answer that came in
+	// pieces, or a plain-text refusal).
+	held  bool
+	wrote bool // the header went out
+	body  bytes.Buffer
 }
 
 func newStatusWriter(w http.ResponseWriter, rule errorStatus, id json.RawMessage) *statusWriter {
@@ -118,13 +146,15 @@ const goSDKUnknownMethod = "JSON RPC not handled: "
 func (s *statusWriter) Header() http.Header { return s.w.Header() }
 
 func (s *statusWriter) WriteHeader(status int) {
-	if s.wrote || s.held {
+	if s.wrote || s.status != 0 {
 		return
 	}
 	switch mt, _, _ := mime.ParseMediaType(s.w.Header().Get("Content-Type")); {
-	case mt == "application/json",
-		mt == "text/plain" && status == http.StatusBadRequest && !s.rule.modern && len(s.id) > 0:
-		s.held, s.status = true, status
+	case mt == "application/json":
+		s.status = status
+		return
+	case mt == "text/plain" && status == http.StatusBadRequest && !s.rule.modern && len(s.id) > 0:
+		s.status, s.held = status, true
 		return
 	}
 	s.wrote = true
@@ -132,18 +162,25 @@ func (s *statusWriter) WriteHeader(status int) {
 }
 
 func (s *statusWriter) Write(p []byte) (int, error) {
-	if !s.wrote && !s.held {
+	if !s.wrote && s.status == 0 {
 		s.WriteHeader(http.StatusOK)
 	}
-	if s.held {
-		return s.body.Write(p)
+	if s.wrote {
+		return s.w.Write(p)
 	}
-	return s.w.Write(p)
+	if !s.held && json.Valid(p) {
+		// The whole JSON answer in one write, as the go-sdk writes it.
+		s.wrote = true
+		s.w.WriteHeader(s.statusOf(p))
+		return s.w.Write(p)
+	}
+	s.held = true
+	return s.body.Write(p)
 }
 
-// Flush flushes a stream; a held answer waits for finish.
+// Flush flushes a stream; an answer held back waits for finish.
 func (s *statusWriter) Flush() {
-	if !s.held {
+	if s.wrote {
 		_ = http.NewResponseController(s.w).Flush()
 	}
 }
@@ -151,14 +188,14 @@ func (s *statusWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.w }
 
-// finish writes a held answer: a JSON-RPC error on the table's status, the
-// go-sdk's plain-text unknown method as the -32601 it is, anything else as
-// it was.
+// finish writes an answer held back: a JSON-RPC error on the table's
+// status, the go-sdk's plain-text unknown method as the -32601 it is,
+// anything else as it was.
 func (s *statusWriter) finish() {
-	if !s.held {
+	if s.wrote || s.status == 0 {
 		return
 	}
-	s.held, s.wrote = false, true
+	s.wrote = true
 	body := s.body.Bytes()
 	if msg, ok := bytes.CutPrefix(body, []byte(goSDKUnknownMethod)); ok && !s.rule.modern {
 		s.w.Header().Del("X-Content-Type-Options")
@@ -166,15 +203,23 @@ func (s *statusWriter) finish() {
 			Message: "method not found: " + string(bytes.TrimSpace(msg))}, s.id)
 		return
 	}
-	status := s.status
+	s.w.WriteHeader(s.statusOf(body))
+	_, _ = s.w.Write(body)
+}
+
+// statusOf is the status of a held answer with body: the table's for a
+// JSON-RPC error response, the one it was written with otherwise.
+func (s *statusWriter) statusOf(body []byte) int {
+	if !bytes.Contains(body, []byte(`"error"`)) {
+		return s.status // a result: skip decoding it
+	}
 	var m struct {
 		Error *struct {
 			Code *int `json:"code"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &m) == nil && m.Error != nil && m.Error.Code != nil {
-		status = s.rule.of(*m.Error.Code)
+		return s.rule.of(*m.Error.Code)
 	}
-	s.w.WriteHeader(status)
-	_, _ = s.w.Write(body)
+	return s.status
 }
