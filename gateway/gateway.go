@@ -85,6 +85,9 @@ type requestInfo struct {
 	// minted it for this caller (session.go), else "": it scopes the
 	// request's cancel marker.
 	session string
+	// errorStatus decides the HTTP status of a JSON-RPC error answering
+	// the message (rpcstatus.go).
+	errorStatus errorStatus
 }
 
 type requestInfoKey struct{}
@@ -335,12 +338,19 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 		writeRPCError(w, http.StatusBadRequest, nil, wire.RPCInvalidRequest, "a JSON-RPC batch cannot be nested in a batch")
 		return
 	}
+	_, batched := w.(*bufferedResponse)
+	// Every JSON-RPC error answering this message goes out on the status of
+	// its revision's table (rpcstatus.go), the go-sdk's included.
+	ri.errorStatus = errorStatusOf(r.Header, msg)
+	sw := newStatusWriter(w, ri.errorStatus, ri.jsonrpcID)
+	defer sw.finish()
+	w = sw
 	if ri.method == "subscriptions/listen" {
 		// A listen stream never ends, and a buffered Lambda response is
 		// delivered only when it does: the call would hold the gateway until
 		// its timeout. The tool list is static, so there is nothing to hear.
-		writeRPCError(w, http.StatusOK, ri.jsonrpcID, wire.RPCMethodNotFound,
-			"subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)")
+		writeRPCErrorFor(w, ri.errorStatus, &wire.RPCError{Code: wire.RPCMethodNotFound,
+			Message: "subscriptions/listen is not served: this gateway sends no notifications (its tool list is static)"}, ri.jsonrpcID)
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
@@ -350,7 +360,6 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 		return
 	}
 	h := g.mcp
-	_, batched := w.(*bufferedResponse)
 	if !batched && g.wantsStream(ri, msg) {
 		h, ri.sse = g.mcpSSE, true
 	}

@@ -506,9 +506,9 @@ func TestSubscriptionsListenIsRefused(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Auth = AuthNone })
 	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
 	// Answered and closed, not a stream held open: the body was read to its
-	// end, and it is one JSON answer.
+	// end, and it is one JSON answer, on 2026-07-28's status for -32601.
 	resp, body := e.post(t, `{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, h)
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+	if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
 		!strings.Contains(string(body), `"code":-32601`) || !strings.Contains(string(body), `"id":5`) {
 		t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}

@@ -132,12 +132,7 @@ func (g *Gateway) serveTasks(w http.ResponseWriter, r *http.Request, msg []byte,
 	}
 	result, rpcErr := g.taskMethod(r, ri, &m)
 	if rpcErr != nil {
-		status := http.StatusBadRequest
-		if rpcErr.Code == wire.RPCInternalError {
-			status = http.StatusOK
-		}
-		b, _ := json.Marshal(wire.NewRPCResponse(ri.jsonrpcID, nil, rpcErr))
-		writeJSON(w, status, b)
+		writeRPCErrorFor(w, ri.errorStatus, rpcErr, ri.jsonrpcID)
 		return true
 	}
 	writeRPCResult(w, ri.jsonrpcID, result)
@@ -236,6 +231,7 @@ func (g *Gateway) taskMethod(r *http.Request, ri *requestInfo, m *taskMessage) (
 // the client must see what is left (SEP-2663).
 func pending(t *taskstore.Task) taskstore.View {
 	v := t.Detailed()
+	v.Result = completeResult(v.Result)
 	if len(v.InputRequests) > 0 && len(t.InputResponses) > 0 {
 		left := make(map[string]json.RawMessage, len(v.InputRequests))
 		for k, r := range v.InputRequests {
@@ -246,6 +242,29 @@ func pending(t *taskstore.Task) taskstore.View {
 		v.InputRequests = left
 	}
 	return v
+}
+
+// completeResult is a completed task's CallToolResult as 2026-07-28 puts
+// it on the wire: every result carries its resultType, "complete" for a
+// finished call, and the extension inlines "the result type of the
+// original request" (SEP-2663; its client package validates it). The
+// function stores the result as a synchronous call answers it, before the
+// go-sdk adds the field; a result that has one keeps it.
+func completeResult(r json.RawMessage) json.RawMessage {
+	var probe struct {
+		ResultType json.RawMessage `json:"resultType"`
+	}
+	body := bytes.TrimLeft(r, " \t\r\n")
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &probe) != nil || probe.ResultType != nil {
+		return r
+	}
+	rest := bytes.TrimLeft(body[1:], " \t\r\n")
+	out := make([]byte, 0, len(r)+24)
+	out = append(out, `{"resultType":"complete"`...)
+	if rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
 
 // checkTaskHeaders applies SEP-2243 to the tasks methods (SEP-2663 routes

@@ -291,6 +291,48 @@ func TestTaskCreatedPolledCompleted(t *testing.T) {
 	}
 }
 
+// TestTaskResultsCarryResultType: a completed task's tasks/get result is
+// the Tasks extension's shape (SEP-2663, @modelcontextprotocol/ext-tasks'
+// GetTaskResult): resultType "complete" on the task, and on the inlined
+// CallToolResult, which 2026-07-28 requires on every result and the
+// extension's client validates (content array included).
+func TestTaskResultsCarryResultType(t *testing.T) {
+	e := newEnv(t, withTasks(t, newJobs()))
+	tok := e.alice(t)
+	v := e.createTask(t, tok, optionalTool, jobIn{EntityID: "rt-1"})
+	e.await(t, tok, v.TaskID, "completed")
+	a := e.rpc(t, tok, "tasks/get", map[string]any{"taskId": v.TaskID}, true, nil)
+	var got struct {
+		ResultType string `json:"resultType"`
+		Result     struct {
+			ResultType *string          `json:"resultType"`
+			Content    []map[string]any `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(a.Result, &got); err != nil || got.ResultType != "complete" ||
+		got.Result.ResultType == nil || *got.Result.ResultType != "complete" || got.Result.Content == nil {
+		t.Fatalf("tasks/get of a completed task: %s (%v)", a.Result, err)
+	}
+}
+
+func TestCompleteResult(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"content":[]}`:                         `{"resultType":"complete","content":[]}`,
+		` { "content":[] }`:                      `{"resultType":"complete","content":[] }`,
+		`{}`:                                     `{"resultType":"complete"}`,
+		`{"resultType":"complete","content":[]}`: `{"resultType":"complete","content":[]}`,
+		`{"content":[],"resultType":"input_required"}`: `{"content":[],"resultType":"input_required"}`,
+		``:          ``,
+		`[1]`:       `[1]`,
+		`"a"`:       `"a"`,
+		`{"broken"`: `{"broken"`,
+	} {
+		if got := string(completeResult(json.RawMessage(in))); got != want {
+			t.Errorf("completeResult(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 // TestTaskSupportDecidesTheAnswer: required without the extension is
 // -32021 naming the extension (HTTP 400) and invokes nothing; optional
 // without it runs synchronously; a forbidden tool stays synchronous even
@@ -340,13 +382,15 @@ func TestTasksMethodsAreGated(t *testing.T) {
 			t.Errorf("%s, no Mcp-Name: %d %+v", m, a.status, a.Error)
 		}
 		for who, tc := range map[string]struct{ token, id string }{"bob": {bob, v.TaskID}, "unknown id": {alice, "AAAAAAAAAAAAAAAAAAAAAA"}} {
-			if a := e.rpc(t, tc.token, m, params(tc.id), true, nil); a.code() != -32602 || a.status != http.StatusBadRequest {
+			// -32602 like an unknown tool's: a JSON-RPC error on 200, not
+			// a transport failure (rpcstatus.go).
+			if a := e.rpc(t, tc.token, m, params(tc.id), true, nil); a.code() != -32602 || a.status != http.StatusOK {
 				t.Errorf("%s by %s: %d %+v", m, who, a.status, a.Error)
 			}
 		}
 	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
-		if a := e.rpc(t, alice, m, params(v.TaskID), true, nil); a.code() != -32601 {
+		if a := e.rpc(t, alice, m, params(v.TaskID), true, nil); a.code() != -32601 || a.status != http.StatusNotFound {
 			t.Errorf("%s: %d %+v", m, a.status, a.Error)
 		}
 	}
