@@ -184,7 +184,7 @@ func TestAdapterDestructiveCallFailsClosedWithoutTheTable(t *testing.T) {
 		t.Fatalf("%d fallback lines, want the pending and the final row:\n%s", n, fb.String())
 	}
 	// Replayed, the final row completes its own attempt's pending row.
-	if _, err := audit.Replay(context.Background(), strings.NewReader(fb.String()), e.auditor(t, audit.Config{})); err != nil {
+	if _, err := audit.Replay(context.Background(), strings.NewReader(fb.String()), e.auditor(t, audit.Config{}), "broadcast_delete"); err != nil {
 		t.Fatal(err)
 	}
 	it := e.item(t, "call-down")

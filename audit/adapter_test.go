@@ -215,7 +215,7 @@ func TestAdapterUnreachableTableFallbackReplay(t *testing.T) {
 	}
 	up := e.auditor(t, audit.Config{})
 	for range 2 {
-		if _, err := audit.Replay(context.Background(), strings.NewReader(fb.String()), up); err != nil {
+		if _, err := audit.Replay(context.Background(), strings.NewReader(fb.String()), up, "broadcast_delete"); err != nil {
 			t.Fatal(err)
 		}
 	}

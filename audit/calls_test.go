@@ -141,20 +141,22 @@ func TestCompleteCallsJoinsTheOtherWritersRow(t *testing.T) {
 type queryOnly struct{ audit.DynamoAPI }
 
 // Replay keeps each row's writer: a call's two rows printed as fallback
-// lines (the table was unreachable for both) land under their own keys,
-// and the call reads back as one, the function's row its outcome.
+// lines (the table was unreachable for both), each in its writer's log,
+// land under their own keys, and the call reads back as one, the
+// function's row its outcome.
 func TestReplayKeepsACallsTwoRowsApart(t *testing.T) {
 	e := newEnv(t)
-	var fb bytes.Buffer
-	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
+	var gwLog, fnLog bytes.Buffer
 	ctx := context.Background()
 	gw := baseRow("c-replayed")
 	gw.Writer, gw.Stage, gw.OK, gw.ErrorCode, gw.Outcome, gw.Dimensions = audit.GatewayWriter, "gateway", false, "UNAVAILABLE", audit.OutcomeUnknown, nil
-	down.Record(ctx, gw)
-	down.Record(ctx, baseRow("c-replayed"))
+	e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &gwLog, MaxAttempts: 1}).Record(ctx, gw)
+	e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fnLog, MaxAttempts: 1}).Record(ctx, baseRow("c-replayed"))
 	a := e.auditor(t, audit.Config{})
-	if st, err := audit.Replay(ctx, strings.NewReader(fb.String()), a); err != nil || st.Found != 2 || st.Written != 2 {
-		t.Fatalf("replay: %+v, %v", st, err)
+	for writer, log := range map[string]string{audit.GatewayWriter: gwLog.String(), "broadcast_delete": fnLog.String()} {
+		if st, err := audit.Replay(ctx, strings.NewReader(log), a, writer); err != nil || st.Found != 1 || st.Written != 1 {
+			t.Fatalf("replay of %s's log: %+v, %v", writer, st, err)
+		}
 	}
 	keys := map[string]bool{}
 	for _, it := range e.items(t) {

@@ -55,7 +55,7 @@ func TestConflictingWriteLogsNoChecksumWarning(t *testing.T) {
 	var fb bytes.Buffer
 	down := e.auditor(t, audit.Config{Client: clientFor("http://" + closedPort(t)), Fallback: &fb, MaxAttempts: 1})
 	down.Record(ctx, baseRow("conflict-1"))
-	if _, err := audit.Replay(ctx, strings.NewReader(fb.String()), a); err != nil {
+	if _, err := audit.Replay(ctx, strings.NewReader(fb.String()), a, "broadcast_delete"); err != nil {
 		t.Fatal(err)
 	}
 	if st := a.Stats(); st.Written != 1 || st.Duplicates != 3 {

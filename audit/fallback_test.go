@@ -68,14 +68,14 @@ func TestUnreachableTableFallsBackThenReplays(t *testing.T) {
 		"END RequestId: 7c1d",
 	}, "\n")
 	up := e.auditor(t, audit.Config{})
-	st, err := audit.Replay(context.Background(), strings.NewReader(logText), up)
+	st, err := audit.Replay(context.Background(), strings.NewReader(logText), up, "broadcast_delete")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Found != 3 || st.Written != 2 || st.Present != 1 || st.Failed != 0 {
 		t.Errorf("first replay: %+v", st)
 	}
-	st, err = audit.Replay(context.Background(), strings.NewReader(logText), up)
+	st, err = audit.Replay(context.Background(), strings.NewReader(logText), up, "broadcast_delete")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestLateOutcomeFallsBackThenReplays(t *testing.T) {
 		t.Fatalf("fallback: %s", fb.String())
 	}
 	for range 2 {
-		if _, err := audit.Replay(ctx, strings.NewReader(fb.String()), up); err != nil {
+		if _, err := audit.Replay(ctx, strings.NewReader(fb.String()), up, "broadcast_delete"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,7 +41,7 @@ func TestRefusedFinalRowIsPrintedAndLogged(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 
-	st, err := audit.Replay(ctx, strings.NewReader(fb.String()), a)
+	st, err := audit.Replay(ctx, strings.NewReader(fb.String()), a, "broadcast_delete")
 	if err != nil || st.Found != 1 || st.Refused != 1 || st.Written != 0 || st.Present != 0 {
 		t.Errorf("replay: %+v, %v", st, err)
 	}

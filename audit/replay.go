@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -21,19 +23,47 @@ type ReplayStats struct {
 	// Refused counts the final rows whose key holds the row of another
 	// execution of the call (a refused row's own fallback line, replayed):
 	// that row stays, this one is not written.
-	Refused   int
-	Failed    int // rows that could not be written (see the error)
+	Refused int
+	Failed  int // rows that could not be written (see the error)
+	// Foreign counts the rows of another writer than the log's: a
+	// function's log carries only its own tool's rows, the gateway's log
+	// only the gateway's. Such a line is forged (a compromised function
+	// printing rows it may not write) or a misfiled log; it is reported
+	// in the error and never written.
+	Foreign   int
 	Malformed int // lines with the marker that did not decode to a row
 }
+
+// ErrForeignRow is in the error of a [Replay] that found rows of another
+// writer than the log's (see [ReplayStats].Foreign).
+var ErrForeignRow = errors.New("a row of another writer than the log's, not written")
+
+// maxForeignReports bounds how many foreign rows the error names one by
+// one: a forging function may print any number of them.
+const maxForeignReports = 20
 
 const maxLogLine = 4 << 20 // a fallback line is < 256 KB; exports may add wrapping
 
 var markerWord = []byte(FallbackMarker) // also matches the marker inside escaped JSON
 
 // Replay reads log text (a CloudWatch Logs export, `aws logs tail` output, or
-// a function's raw stdout) and writes every fallback row it finds into a's
-// table. A fallback object is accepted only where a fallback line can be: as
-// the whole line, as the whole line after a log prefix (a timestamp, then a
+// a function's raw stdout) and writes the fallback rows it finds into a's
+// table.
+//
+// writer is whose log r is: the tool whose function printed it (the log
+// group /aws/lambda/<function> belongs to the tool that function serves), or
+// [GatewayWriter] for the gateway's. It comes from the caller — the
+// operator's configuration — never from the log: only rows of that writer
+// (the writer a row names, else its tool) are written, under its key
+// "<writer>#<callId>", so a replay can write no row the log's own role could
+// not write itself (dynamodb:LeadingKeys). A function controls every line of
+// its log; a row of any other writer in it is counted Foreign, reported in
+// the error (wrapping [ErrForeignRow]) and never written, late outcomes
+// included. An empty writer, or one that cannot start a key, is an error
+// before anything is read.
+//
+// A fallback object is accepted only where a fallback line can be: as the
+// whole line, as the whole line after a log prefix (a timestamp, then a
 // request id and level as Lambda's text format writes them, or a log stream
 // name as `aws logs tail` does), or as the whole "message" of a structured
 // log line (Lambda's JSON log format, a CloudWatch Logs subscription
@@ -43,11 +73,14 @@ var markerWord = []byte(FallbackMarker) // also matches the marker inside escape
 // sanitized again before they are written. Writes use the same conditions
 // as the Auditor, so replaying the same log twice leaves one row per call,
 // and a pending row never overwrites a final one; a final row whose call
-// already has another execution's row is counted refused, not written. Rows that cannot be
-// written are counted and reported in the error, never re-printed as
-// fallback lines.
-func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
+// already has another execution's row is counted refused, not written. Rows
+// that cannot be written are counted and reported in the error, never
+// re-printed as fallback lines.
+func Replay(ctx context.Context, r io.Reader, a *Auditor, writer string) (ReplayStats, error) {
 	var st ReplayStats
+	if err := checkReplayWriter(writer); err != nil {
+		return st, err
+	}
 	var errs []error
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLogLine)
@@ -66,6 +99,13 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 			st.Found++
 			if err := ctx.Err(); err != nil {
 				return st, err
+			}
+			if w := row.writerName(); w != writer {
+				st.Foreign++
+				if st.Foreign <= maxForeignReports {
+					errs = append(errs, fmt.Errorf("line %d, call %q: writer %q in the log of %s: %w", st.Lines, row.CallID, w, writer, ErrForeignRow))
+				}
+				continue
 			}
 			scrubRow(row, true)
 			clampRow(row, a.cfg.EntityDimension)
@@ -87,7 +127,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 			switch {
 			case err != nil:
 				st.Failed++
-				errs = append(errs, fmt.Errorf("line %d, call %s: %w", st.Lines, row.CallID, err))
+				errs = append(errs, fmt.Errorf("line %d, call %q: %w", st.Lines, row.CallID, err))
 			case res == putDuplicate:
 				st.Present++
 			case res == putRefused:
@@ -100,7 +140,21 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor) (ReplayStats, error) {
 	if err := sc.Err(); err != nil {
 		errs = append(errs, err)
 	}
+	if n := st.Foreign - maxForeignReports; n > 0 {
+		errs = append(errs, fmt.Errorf("%d more rows of other writers in the log of %s: %w", n, writer, ErrForeignRow))
+	}
 	return st, errors.Join(errs...)
+}
+
+// checkReplayWriter refuses a writer no row key can start with.
+func checkReplayWriter(writer string) error {
+	if writer == "" {
+		return errors.New("audit: Replay needs the writer whose log it reads (a tool's name, or " + GatewayWriter + ")")
+	}
+	if strings.ContainsFunc(writer, func(r rune) bool { return r == '#' || unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+		return fmt.Errorf("audit: Replay: writer %q is no writer's name (no '#', blank or control character)", writer)
+	}
+	return nil
 }
 
 // logPrefix is what may stand before a fallback object on its line: a

@@ -189,7 +189,7 @@ func TestReplayRefusesInjectedFallback(t *testing.T) {
 		genuine + " " + forged,
 		"2026-11-29T12:00:00.001Z\t7c1d\tINFO\t" + genuine,
 	}, "\n")
-	st, err := audit.Replay(context.Background(), strings.NewReader(log), e.auditor(t, audit.Config{}))
+	st, err := audit.Replay(context.Background(), strings.NewReader(log), e.auditor(t, audit.Config{}), "broadcast_delete")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestAfterResponseFaults(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
-		if _, err := audit.Replay(ctx, strings.NewReader(log), auditor()); err != nil {
+		if _, err := audit.Replay(ctx, strings.NewReader(log), auditor(), afterresponse.Name); err != nil {
 			t.Fatal(err)
 		}
 		if r := argsRow(t, id); r.Status != audit.StatusDone || !r.OK {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/internal/ddbproxy"
 	"github.com/mcpfn/mcpfn/internal/iam"
+	"github.com/mcpfn/mcpfn/internal/localonly"
 	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samiam"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
@@ -358,9 +359,8 @@ func (s *Stack) toolByName(name string) *adapter.Tool {
 // guardSecrets is the Secrets Manager stand-in's Guard: a loopback Host and
 // no browser, a valid signature, then the template's IAM.
 func (s *Stack) guardSecrets(r *http.Request, body []byte, action, secretARN string) *secretsstandin.Refusal {
-	if msg := s.refuseBrowser(r); msg != "" {
-		return &secretsstandin.Refusal{Status: http.StatusForbidden, Code: "AccessDeniedException", Message: msg}
-	}
+	// Foreign Hosts and browser requests never get here: the stand-in
+	// refuses them itself (AllowHosts in Start).
 	id, aerr := s.iam.auth.Authenticate(r, body, "secretsmanager")
 	if aerr != nil {
 		return &secretsstandin.Refusal{Code: aerr.Code, Message: aerr.Message}
@@ -382,14 +382,5 @@ func (s *Stack) guardSecrets(r *http.Request, body []byte, action, secretARN str
 // foreign Host (DNS rebinding) or a cross-site request (DESIGN.md §5: every
 // stand-in refuses both). "" lets the request through.
 func (s *Stack) refuseBrowser(r *http.Request) string {
-	if !(router{s}).hostAllowed(r.Host) {
-		return fmt.Sprintf("host %q is not served by the local stack (loopback only)", r.Host)
-	}
-	if r.Header.Get("Origin") != "" {
-		return "browser requests (Origin) are not served by the local stack"
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "none" {
-		return "browser requests (Sec-Fetch-Site) are not served by the local stack"
-	}
-	return ""
+	return localonly.Refuse(r, s.cfg.InvokeAllowedHosts...)
 }

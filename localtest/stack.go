@@ -222,6 +222,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if s.secrets, err = secretsstandin.Start(cfg.SecretsAddr); err != nil {
 		return nil, fmt.Errorf("localtest: Secrets Manager stand-in (%s to move it): %w", EnvSecretsAddr, err)
 	}
+	s.secrets.AllowHosts(cfg.InvokeAllowedHosts...)
 	for _, id := range tmpl.LogicalIDs(typeSecret) {
 		// As GenerateSecretString does on deployment.
 		s.secrets.Generate(id, 64)

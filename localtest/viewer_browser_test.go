@@ -3,6 +3,9 @@ package localtest_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -13,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -223,4 +227,190 @@ func TestViewerInABrowser(t *testing.T) {
 	if scripts != 0 || title == "pwned" || !strings.HasPrefix(title, "Call ") {
 		t.Errorf("the hostile preview is live: %d script/img elements, title %q", scripts, title)
 	}
+}
+
+// TestViewerRefusesOtherSitesInABrowser (issue 20, L3): a page elsewhere
+// makes the operator's headless Chromium ask the viewer for listings — an
+// <img src>, a no-cors fetch, a link the user follows — first from another
+// site (hostile.test), then from another port of the viewer's own host
+// (same-site: a local dev server). Chromium marks each with its
+// Sec-Fetch-Site and the viewer answers every one 403, before any Scan.
+// The viewer's own browsing still works: an address typed (none), its
+// style sheet and its own form (same-origin) are served.
+func TestViewerRefusesOtherSitesInABrowser(t *testing.T) {
+	bin := chromium(t)
+	if stack.ViewerURL() == "" {
+		t.Fatal("the stack serves no viewer")
+	}
+	base := strings.TrimSuffix(stack.ViewerURL(), "/")
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		round := r.URL.Query().Get("round")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>elsewhere</title>
+<img src="%[1]s/?since=1000000h&tool=%[2]s-img">
+<a id="go" href="%[1]s/?since=1000000h&tool=%[2]s-link">the audit</a>
+<script>window.fetched = fetch("%[1]s/?since=1000000h&tool=%[2]s-fetch", {mode: "no-cors"}).then(() => "", e => String(e));</script>`,
+			base, url.QueryEscape(round))
+	}))
+	defer hostile.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(hostile.URL, "http://"))
+
+	// hostile.test resolves to loopback, so no rule for public pages
+	// reaching private addresses gets in the way: what stops the requests
+	// is the viewer's answer.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("host-resolver-rules", "MAP hostile.test 127.0.0.1"))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	seen := newViewerRequests(base)
+	if err := chromedp.Listen(ctx, seen.observe); err != nil {
+		t.Fatal(err)
+	}
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, r := range []struct{ round, page, site string }{
+		{"cross", "http://hostile.test:" + port, "cross-site"},
+		{"port", "http://127.0.0.1:" + port, "same-site"},
+	} {
+		marks := []string{r.round + "-img", r.round + "-fetch", r.round + "-link"}
+		done := seen.expect(marks...)
+		do(chromedp.Navigate(r.page + "/?round=" + r.round))
+		if msg, err := chromedp.Run(ctx, chromedp.Evaluate[string]("window.fetched", chromedp.EvalAwaitPromise)); err != nil || msg != "" {
+			t.Fatalf("%s: the page's fetch: %q, %v", r.round, msg, err)
+		}
+		do(chromedp.Click("#go")) // a person following the page's link
+		select {
+		case <-done:
+		case <-ctx.Done():
+			t.Fatalf("%s: the browser's requests to the viewer did not all complete: %s", r.round, seen)
+		}
+		for _, m := range marks {
+			if got := seen.get(m); got.site != r.site || got.status != http.StatusForbidden {
+				t.Errorf("%s: the viewer answered %d to a request with Sec-Fetch-Site %q, want %s answered 403", m, got.status, got.site, r.site)
+			}
+		}
+	}
+
+	// Same-origin browsing: the address typed, its style sheet, its own
+	// filter form submitted.
+	done := seen.expect("style.css", "own-form")
+	do(chromedp.Navigate(base+"/?since=1000000h"), chromedp.WaitVisible("#filters"),
+		chromedp.SendKeys(`#filters input[name="tool"]`, "own-form"), chromedp.Click(`#filters button[type="submit"]`),
+		chromedp.WaitVisible(`#filters[data-applied="own-form|"]`))
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("same-origin: the browser's requests did not all complete: %s", seen)
+	}
+	for _, m := range []string{"style.css", "own-form"} {
+		if got := seen.get(m); got.site != "same-origin" || got.status != http.StatusOK {
+			t.Errorf("%s: the viewer answered %d with Sec-Fetch-Site %q, want same-origin answered 200", m, got.status, got.site)
+		}
+	}
+}
+
+// viewerRequests records, from the browser's network events, the
+// Sec-Fetch-Site each request to the viewer carried and the status the
+// viewer answered (the raw one: Chromium may block a cross-site answer's
+// body from the page, ERR_BLOCKED_BY_ORB, after it arrived).
+type viewerRequests struct {
+	base string
+	mu   sync.Mutex
+	reqs map[network.RequestID]*viewerRequest
+	want []string
+	done chan struct{}
+}
+
+type viewerRequest struct {
+	url, site string
+	status    int
+}
+
+func newViewerRequests(base string) *viewerRequests {
+	return &viewerRequests{base: base, reqs: map[network.RequestID]*viewerRequest{}}
+}
+
+// expect returns a channel closed once a request to the viewer whose URL
+// contains each mark has both its Sec-Fetch-Site and its status.
+func (v *viewerRequests) expect(marks ...string) <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.want, v.done = marks, make(chan struct{})
+	v.check()
+	return v.done
+}
+
+// observe runs in the tab's event loop: it returns at once.
+func (v *viewerRequests) observe(ev any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	req := func(id network.RequestID) *viewerRequest {
+		if v.reqs[id] == nil {
+			v.reqs[id] = &viewerRequest{}
+		}
+		return v.reqs[id]
+	}
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		req(ev.RequestID).url = ev.Request.URL
+	case *network.EventRequestWillBeSentExtraInfo:
+		if s, ok := ev.Headers["Sec-Fetch-Site"].(string); ok {
+			req(ev.RequestID).site = s
+		}
+	case *network.EventResponseReceivedExtraInfo:
+		req(ev.RequestID).status = int(ev.StatusCode)
+	default:
+		return
+	}
+	v.check()
+}
+
+func (v *viewerRequests) check() {
+	if v.done == nil {
+		return
+	}
+	for _, m := range v.want {
+		if r := v.find(m); r == nil || r.site == "" || r.status == 0 {
+			return
+		}
+	}
+	close(v.done)
+	v.done = nil
+}
+
+func (v *viewerRequests) find(mark string) *viewerRequest {
+	for _, r := range v.reqs {
+		if strings.HasPrefix(r.url, v.base+"/") && strings.Contains(r.url, mark) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (v *viewerRequests) get(mark string) viewerRequest {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if r := v.find(mark); r != nil {
+		return *r
+	}
+	return viewerRequest{}
+}
+
+func (v *viewerRequests) String() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var b strings.Builder
+	for _, r := range v.reqs {
+		fmt.Fprintf(&b, "\n  %s Sec-Fetch-Site=%q status=%d", r.url, r.site, r.status)
+	}
+	return b.String()
 }

@@ -9,7 +9,9 @@
 // argument previews included, is escaped text. It only reads: GET and HEAD,
 // nothing else. Like the gateway it answers only requests whose Host it
 // expects — loopback names unless told otherwise — so a web page elsewhere
-// cannot reach it through DNS rebinding. See docs/viewer.md.
+// cannot reach it through DNS rebinding, and it refuses the requests a
+// page elsewhere makes the browser send (Sec-Fetch-Site, Origin), so no
+// such page can make it Scan the table. See docs/viewer.md.
 package viewer
 
 import (
@@ -18,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -81,6 +84,10 @@ func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Misdirected Request: this viewer does not serve host "+r.Host, http.StatusMisdirectedRequest)
 		return
 	}
+	if why := crossSite(r); why != "" {
+		http.Error(w, "Forbidden: "+why+"; open the viewer's address yourself (typed, bookmarked, or from its own pages)", http.StatusForbidden)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "Method Not Allowed: the viewer is read-only", http.StatusMethodNotAllowed)
@@ -93,6 +100,8 @@ func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	// Nothing of the viewer's may be embedded by another origin.
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	v.mux.ServeHTTP(w, r)
 }
 
@@ -107,6 +116,34 @@ func (v *Viewer) hostAllowed(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// crossSite says why r is a request another site made the browser send, or
+// "" when it is not. A web page can make the operator's browser GET any
+// address — an <img src>, a link, a form, a no-cors fetch — and each
+// listing is a Scan with the operator's credentials, so the Host check
+// (against DNS rebinding) is not enough. Browsers mark every request with
+// Sec-Fetch-Site, which no page can set: only "same-origin" (the viewer's
+// own pages and forms) and "none" (an address typed, a bookmark) are
+// served; "same-site" is refused too, since a page on another port of
+// localhost is same-site. A browser without Fetch Metadata still sends
+// Origin on a fetch: it must be the viewer's own. A request with neither
+// is no browser's (curl, the SDK) or a browser's that marks nothing (Safari
+// before 16.4): served; docs/viewer.md says what that leaves.
+func crossSite(r *http.Request) string {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		if site == "same-origin" || site == "none" {
+			return ""
+		}
+		return "a request from another site (Sec-Fetch-Site: " + site + ")"
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, r.Host) {
+			return "a request from another origin (Origin: " + origin + ")"
+		}
+	}
+	return ""
 }
 
 // Serve serves the viewer on ln until ctx ends.

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/audit/viewer"
@@ -32,8 +35,10 @@ var t0 = time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 // world is an audit table in DynamoDB Local with a few rows, a segment
 // file and a viewer over both.
 type world struct {
-	a   *audit.Auditor
-	srv *httptest.Server
+	a      *audit.Auditor
+	srv    *httptest.Server
+	table  string
+	client audit.DynamoAPI
 }
 
 func newWorld(t *testing.T) *world {
@@ -75,7 +80,7 @@ func newWorld(t *testing.T) *world {
 	}
 	srv := httptest.NewServer(v)
 	t.Cleanup(srv.Close)
-	return &world{a: a, srv: srv}
+	return &world{a: a, srv: srv, table: name, client: ddb.Client(ctx)}
 }
 
 func quote(s string) string       { b, _ := json.Marshal(s); return string(b) }
@@ -208,6 +213,82 @@ func TestReadOnlyAndHostCheck(t *testing.T) {
 		if want == 200 && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("CSP: %q", resp.Header.Get("Content-Security-Policy"))
 		}
+	}
+}
+
+// scanCounter counts the Scans a viewer asks for.
+type scanCounter struct {
+	audit.DynamoAPI
+	scans atomic.Int32
+}
+
+func (c *scanCounter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	c.scans.Add(1)
+	return c.DynamoAPI.(audit.ScanAPI).Scan(ctx, in, optFns...)
+}
+
+// TestCrossSiteRequestsAreRefused (issue 20, L3): a web page elsewhere can
+// make the operator's browser send GETs to the viewer — an <img src>, a
+// link, a form, a no-cors fetch — each one a Scan of the table with the
+// operator's credentials. Such requests, as browsers mark them
+// (Sec-Fetch-Site other than same-origin or none; without Fetch Metadata,
+// an Origin that is not the viewer's), are refused before anything is
+// read. The viewer's own pages, an address typed or bookmarked, and clients
+// that are no browser are served.
+func TestCrossSiteRequestsAreRefused(t *testing.T) {
+	w := newWorld(t)
+	counter := &scanCounter{DynamoAPI: w.client}
+	v, err := viewer.New(viewer.Config{Auditor: audit.New(audit.Config{Table: w.table, Client: counter})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(v)
+	t.Cleanup(srv.Close)
+	self := srv.URL // http://127.0.0.1:<port>
+	get := func(header map[string]string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+"/?since=72h", nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	refused := map[string]map[string]string{
+		"<img src> on another site": {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"},
+		"a link on another site":    {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-User": "?1"},
+		"a page on another port":    {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"},
+		"a value not yet known":     {"Sec-Fetch-Site": "same-planet"},
+		"fetch, no Fetch Metadata":  {"Origin": "http://evil.example"},
+		"another port's origin":     {"Origin": "http://127.0.0.1:1"},
+		"an opaque origin":          {"Origin": "null"},
+	}
+	for name, h := range refused {
+		if code := get(h); code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, code)
+		}
+	}
+	if n := counter.scans.Load(); n != 0 {
+		t.Errorf("refused requests ran %d Scans", n)
+	}
+	served := map[string]map[string]string{
+		"the viewer's own link":   {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"},
+		"its own form":            {"Sec-Fetch-Site": "same-origin", "Origin": self},
+		"an address typed":        {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-User": "?1"},
+		"curl":                    {},
+		"own origin, no metadata": {"Origin": self},
+	}
+	for name, h := range served {
+		if code := get(h); code != http.StatusOK {
+			t.Errorf("%s: %d, want 200", name, code)
+		}
+	}
+	if n := counter.scans.Load(); n != int32(len(served)) {
+		t.Errorf("%d Scans for %d served listings", n, len(served))
 	}
 }
 

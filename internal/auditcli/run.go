@@ -24,7 +24,11 @@ commands:
                            of the principal; empty ones must be empty on the row)
   callerkey <key>          calls by a caller key as listings print it
                            (<authMethod>#<issuer>#<tenant>#<subject>)
-  replay [file|-]          write fallback rows found in log text to the table
+  replay -writer W [file|-]
+                           write the fallback rows of W's log to the table:
+                           W is the tool whose function's log it is, or
+                           gateway for the gateway's; rows of any other
+                           writer are refused (foreign=), never written
   serve [-addr A] [-xray-file F]
                            the audit viewer, a read-only web page (docs/viewer.md)
 
@@ -124,25 +128,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return show(a.CallerRows(ctx, audit.Caller{AuthMethod: *authMethod, Issuer: *issuer, Tenant: *tenant, Subject: rest[0]}, opts))
 	case cmd == "callerkey" && len(rest) == 1:
 		return show(a.CallerKeyRows(ctx, rest[0], opts))
-	case cmd == "replay" && len(rest) <= 1:
-		in := stdin
-		if len(rest) == 1 && rest[0] != "-" {
-			f, err := os.Open(rest[0])
-			if err != nil {
-				fmt.Fprintln(stderr, "mcpfn audit:", err)
-				return 1
-			}
-			defer f.Close()
-			in = f
-		}
-		st, err := audit.Replay(ctx, in, a)
-		fmt.Fprintf(stdout, "lines=%d found=%d written=%d present=%d failed=%d malformed=%d refused=%d\n",
-			st.Lines, st.Found, st.Written, st.Present, st.Failed, st.Malformed, st.Refused)
-		if err != nil {
-			fmt.Fprintln(stderr, "mcpfn audit:", err)
-			return 1
-		}
-		return 0
+	case cmd == "replay":
+		return replay(ctx, a, rest, stdin, stdout, stderr)
 	case cmd == "serve":
 		return serve(ctx, awsCfg, a, rest, stdout, stderr)
 	}

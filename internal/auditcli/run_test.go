@@ -86,7 +86,7 @@ func TestRun(t *testing.T) {
 		Region: "us-east-1", HTTPClient: &http.Client{Transport: unreachable}, Credentials: credentials.NewStaticCredentialsProvider("x", "x", "")})})
 	replayed := row("c-replayed", "3333333333333333", "1111111111111111", 2*time.Millisecond)
 	down.Record(context.Background(), &replayed)
-	if out, stderr, code := cli("2026-11-29T12:00:00.000Z\t7c1d\tINFO\t"+fb.String(), "replay", "-"); code != 0 || !strings.Contains(out, "found=1 written=1") {
+	if out, stderr, code := cli("2026-11-29T12:00:00.000Z\t7c1d\tINFO\t"+fb.String(), "replay", "-writer", "broadcast_get", "-"); code != 0 || !strings.Contains(out, "found=1 written=1") {
 		t.Errorf("replay: code %d, stderr %s:\n%s", code, stderr, out)
 	}
 	if out, _, code := cli("", "entity", "entityId", "b-c-replayed"); code != 0 || !strings.Contains(out, "call=c-replayed") {
@@ -99,6 +99,49 @@ func TestRun(t *testing.T) {
 	var errb bytes.Buffer
 	if code := Run(context.Background(), []string{"trace", "x"}, nil, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "no table") {
 		t.Errorf("no table: code %d, %s", code, errb.String())
+	}
+}
+
+// TestReplayTakesTheWriterFromTheOperator (issue 20, M1): the log of a
+// compromised broadcast_get function carries a broadcast_delete row naming
+// another caller beside its own row. `replay` without -writer writes
+// nothing and names the flag; with -writer broadcast_get it writes the
+// function's own row only, and reports the other (exit 1, foreign=1).
+func TestReplayTakesTheWriterFromTheOperator(t *testing.T) {
+	name := table(t)
+	var log bytes.Buffer
+	unreachable := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") })
+	down := audit.New(audit.Config{Table: name, Fallback: &log, MaxAttempts: 1, Client: dynamodb.NewFromConfig(aws.Config{
+		Region: "us-east-1", HTTPClient: &http.Client{Transport: unreachable}, Credentials: credentials.NewStaticCredentialsProvider("x", "x", "")})})
+	own := row("c-own", "1111111111111111", "", 0)
+	down.Record(context.Background(), &own)
+	forged := row("c-forged", "2222222222222222", "", time.Millisecond)
+	forged.Writer, forged.Tool, forged.CallerSubject = "broadcast_delete", "broadcast_delete", "victim"
+	down.Record(context.Background(), &forged)
+	cli := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), append([]string{"-table", name}, args...), strings.NewReader(log.String()), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	listed := func(call string) bool {
+		out, _, code := cli("entity", "entityId", "b-"+call)
+		return code != 0 || strings.Contains(out, "call="+call)
+	}
+
+	if out, stderr, code := cli("replay", "-"); code != 2 || out != "" || !strings.Contains(stderr, "-writer <tool>") || !strings.Contains(stderr, "-writer gateway") {
+		t.Errorf("replay without -writer: code %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+	if listed("c-own") || listed("c-forged") {
+		t.Fatal("replay without -writer wrote rows")
+	}
+
+	out, stderr, code := cli("replay", "-writer", "broadcast_get", "-")
+	if code != 1 || !strings.Contains(out, "found=2 written=1 ") || !strings.Contains(out, " foreign=1") ||
+		!strings.Contains(stderr, `writer "broadcast_delete" in the log of broadcast_get`) {
+		t.Errorf("replay -writer broadcast_get: code %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+	if !listed("c-own") || listed("c-forged") {
+		t.Errorf("after the replay: own row listed %v, forged row listed %v; want only the own row", listed("c-own"), listed("c-forged"))
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mcpfn/mcpfn/internal/iam"
+	"github.com/mcpfn/mcpfn/internal/localonly"
 )
 
 // maxBody bounds a request (DynamoDB's own limit is 16 MB).
@@ -48,9 +49,11 @@ type Proxy struct {
 	// Upstream signs forwarded requests and reads key schemas with
 	// these credentials (DynamoDB Local accepts any).
 	UpstreamCredentials aws.Credentials
-	// Refuse, when set, may refuse a request before anything else (the
-	// stack's Host and browser checks): a non-empty message is answered
-	// with 403.
+	// Refuse may refuse a request before anything else is read: a
+	// non-empty message is answered with 403 AccessDeniedException. nil
+	// is internal/localonly's check: loopback Host names only, no
+	// browser requests (a page in the developer's browser, by DNS
+	// rebinding or from its own origin, must not reach the tables).
 	Refuse func(r *http.Request) string
 	// Denied is told each refused request (for the stack's log).
 	Denied func(who, action, resource, message string)
@@ -122,11 +125,13 @@ func (p *Proxy) tableARN(table string) string {
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.init()
-	if p.Refuse != nil {
-		if msg := p.Refuse(r); msg != "" {
-			writeError(w, http.StatusForbidden, "AccessDeniedException", msg)
-			return
-		}
+	refuse := p.Refuse
+	if refuse == nil {
+		refuse = func(r *http.Request) string { return localonly.Refuse(r) }
+	}
+	if msg := refuse(r); msg != "" {
+		writeError(w, http.StatusForbidden, "AccessDeniedException", msg)
+		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {

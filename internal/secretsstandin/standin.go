@@ -5,6 +5,11 @@
 // the functions and the gateway load their call keys through the AWS SDK
 // exactly as on AWS, with AWS_ENDPOINT_URL_SECRETS_MANAGER pointing here. No
 // Secrets Manager emulator ships as a Go module, npm or Debian package.
+//
+// It holds call keys, so before anything else it refuses what a web page in
+// the developer's browser can send to a loopback port: a foreign Host (DNS
+// rebinding) and browser requests (internal/localonly) — from its first
+// request, guard or no guard.
 package secretsstandin
 
 import (
@@ -18,6 +23,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/localonly"
 )
 
 // Region and account the stand-in's ARNs name.
@@ -45,6 +52,7 @@ type Server struct {
 	URL string
 
 	guard atomic.Pointer[Guard]
+	hosts atomic.Pointer[[]string]
 
 	mu      sync.Mutex
 	secrets map[string]*secret // by name
@@ -76,8 +84,14 @@ func Start(addr string) (*Server, error) {
 }
 
 // SetGuard makes every later request pass g first. Without a guard the
-// stand-in serves everyone (the gateway's and calltoken's own tests).
+// stand-in serves every loopback, non-browser request (the gateway's and
+// calltoken's own tests).
 func (s *Server) SetGuard(g Guard) { s.guard.Store(&g) }
+
+// AllowHosts makes the stand-in serve these Host values too ("name" or
+// "name:port"), besides loopback ones: the local stack's
+// MCPFN_LOCAL_INVOKE_HOSTS, e.g. host.docker.internal.
+func (s *Server) AllowHosts(hosts ...string) { s.hosts.Store(&hosts) }
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
@@ -162,6 +176,14 @@ func nameOf(id string) string {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var hosts []string
+	if h := s.hosts.Load(); h != nil {
+		hosts = *h
+	}
+	if why := localonly.Refuse(r, hosts...); why != "" {
+		writeErrorStatus(w, http.StatusForbidden, "AccessDeniedException", why)
+		return
+	}
 	target := r.Header.Get("X-Amz-Target")
 	var in struct {
 		SecretID     string `json:"SecretId"`
