@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,5 +228,28 @@ func requireJava(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Skip(err)
+	}
+}
+
+// TestNoCORSForWebPages: DynamoDB Local's documented default answers CORS
+// for every origin, so a page in the developer's browser that finds the
+// port could read and write the local tables; started here it allows no
+// origin a page has (the pinned version's default already sends none: this
+// holds the property across upgrades).
+func TestNoCORSForWebPages(t *testing.T) {
+	srv := dynamolocal.ForTest(t)
+	for _, origin := range []string{"https://evil.example", "http://127.0.0.1:8083", "null"} {
+		req, _ := http.NewRequest(http.MethodOptions, srv.Endpoint()+"/", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-amz-target")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got == "*" || got == origin {
+			t.Errorf("preflight from %s allowed (Access-Control-Allow-Origin %q)", origin, got)
+		}
 	}
 }

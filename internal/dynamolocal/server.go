@@ -68,6 +68,10 @@ type Server struct {
 // and under that load start-up was measured at up to 40 s.
 const defaultStartTimeout = 120 * time.Second
 
+// corsOrigin is the only origin DynamoDB Local answers CORS for: one no
+// browser page has (.invalid is reserved, RFC 2606).
+const corsOrigin = "https://dynamodb-local.invalid"
+
 // jvmFlags trade the emulator's peak speed for start-up time, which is what
 // tests wait on: the C1 compiler alone (no C2 warm-up competing for the two
 // cores) and the serial collector start a loaded machine's JVM two to three
@@ -147,6 +151,12 @@ func start(ctx context.Context, java, jarDir string, port int, stdout io.Writer)
 		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
 		"-inMemory", "-sharedDb", "-disableTelemetry",
 		"-port", strconv.Itoa(port),
+		// Its documented default allows CORS from every origin, so a web
+		// page that finds the port could use the tables from the
+		// developer's browser. (The version pinned today sends no
+		// Access-Control-Allow-Origin even so; the flag keeps it that way
+		// whatever the version.) No page is served from this origin.
+		"-cors", corsOrigin,
 	)
 	// exec.Command, not CommandContext: the context bounds start-up only,
 	// while the server must outlive it until Stop.
