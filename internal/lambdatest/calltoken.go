@@ -55,6 +55,19 @@ func Token(fn, tool, callID string, caller *calltoken.Identity, args []byte) str
 	return tok
 }
 
+// RoundToken is Token for a multi-round retry: the token binds the round's
+// input responses and request state, as the gateway signs them.
+func RoundToken(fn, tool, callID string, caller *calltoken.Identity, args, inputResponses []byte, requestState string) string {
+	tok, err := Signer(map[string]string{tool: fn}).Sign(calltoken.Call{
+		Tool: tool, CallID: callID, Caller: caller, Args: args, Expires: time.Now().Add(time.Minute),
+		InputResponses: inputResponses, RequestState: requestState,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return tok
+}
+
 // InterceptorToken signs one call of tool to function fn as the AgentCore
 // request interceptor would, valid until expires.
 func InterceptorToken(fn, tool, callID string, caller *calltoken.Identity, args []byte, expires time.Time) string {

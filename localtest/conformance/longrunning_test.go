@@ -36,6 +36,8 @@ func fixtureCall(t *testing.T, tool string, args any, stream *wire.StreamRequest
 	}
 	if responses != nil {
 		env.Params.InputResponses, _ = json.Marshal(responses)
+		// A retry's token binds its answers, as the gateway signs it.
+		env.CallToken = lambdatest.RoundToken("fn-"+tool, tool, "c-"+tool, nil, raw, env.Params.InputResponses, "")
 	}
 	payload, err := json.Marshal(env)
 	if err != nil {
