@@ -29,6 +29,7 @@ type Declaration struct {
 	InputSchema    *jsonschema.Schema `json:"inputSchema"`
 	OutputSchema   *jsonschema.Schema `json:"outputSchema,omitempty"`
 	Tables         []TableAccess      `json:"tables,omitempty"`
+	Buckets        []BucketAccess     `json:"buckets,omitempty"`
 	TimeoutSeconds int                `json:"timeoutSeconds"`
 	MemoryMB       int                `json:"memoryMB"`
 }
@@ -42,6 +43,7 @@ func (t *Tool) Declaration() Declaration {
 		TaskSupport: t.tasks, TaskAfterInput: t.taskAfterInput,
 		InputSchema: t.InputSchema(), OutputSchema: t.OutputSchema(),
 		Tables:         t.Tables(),
+		Buckets:        t.Buckets(),
 		TimeoutSeconds: int(t.deploy.timeout / time.Second),
 		MemoryMB:       t.deploy.memoryMB,
 	}
@@ -63,7 +65,7 @@ func ToolFromDeclaration(d Declaration) (*Tool, error) {
 		ReadOnly: d.ReadOnly, Destructive: d.Destructive, Idempotent: d.Idempotent, OpenWorld: d.OpenWorld,
 		Scopes: d.Scopes, TaskSupport: d.TaskSupport, TaskAfterInput: d.TaskAfterInput,
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
-		Tables: d.Tables, Timeout: time.Duration(d.TimeoutSeconds) * time.Second, MemoryMB: d.MemoryMB,
+		Tables: d.Tables, Buckets: d.Buckets, Timeout: time.Duration(d.TimeoutSeconds) * time.Second, MemoryMB: d.MemoryMB,
 		Handler: func(context.Context, *Call, json.RawMessage) (Content, error) { return Content{}, errNoHandler },
 	}
 	return define(def)

@@ -28,6 +28,10 @@ var notesDef = func() adapter.ToolDef[labelIn, labelOut] {
 		{Table: "NotesTable", Env: "NOTES_TABLE", Actions: []string{"dynamodb:PutItem", "GetItem", "PutItem"}},
 		{Table: "NotesTable", Env: "NOTES_TABLE", Index: "byOwner", Actions: []string{"Query"}},
 	}
+	d.Buckets = []adapter.BucketAccess{
+		{Bucket: "NotesBucket", Env: "NOTES_BUCKET", Actions: []string{"s3:PutObject", "GetObject", "PutObject"}, Prefix: "attachments/"},
+		{Bucket: "NotesBucket", Env: "NOTES_BUCKET", Actions: []string{"GetObjectVersion"}},
+	}
 	d.Timeout = 30 * time.Second
 	d.MemoryMB = 512
 	return d
@@ -66,6 +70,13 @@ func TestDeclarationRoundTripsThroughJSON(t *testing.T) {
 		{Table: "NotesTable", Env: "NOTES_TABLE", Actions: []string{"GetItem", "PutItem"}},
 		{Table: "NotesTable", Env: "NOTES_TABLE", Index: "byOwner", Actions: []string{"Query"}},
 	}
+	wantBuckets := []adapter.BucketAccess{
+		{Bucket: "NotesBucket", Env: "NOTES_BUCKET", Actions: []string{"GetObject", "PutObject"}, Prefix: "attachments/"},
+		{Bucket: "NotesBucket", Env: "NOTES_BUCKET", Actions: []string{"GetObjectVersion"}},
+	}
+	if !reflect.DeepEqual(d.Buckets, wantBuckets) {
+		t.Fatalf("declared buckets %+v, want %+v", d.Buckets, wantBuckets)
+	}
 	if !reflect.DeepEqual(d.Tables, wantTables) || d.TimeoutSeconds != 30 || d.MemoryMB != 512 || d.TaskSupport != adapter.TaskOptional {
 		t.Fatalf("declared needs %+v, timeout %d, memory %d, tasks %q", d.Tables, d.TimeoutSeconds, d.MemoryMB, d.TaskSupport)
 	}
@@ -81,12 +92,26 @@ func TestDeclarationRoundTripsThroughJSON(t *testing.T) {
 }
 
 // TestDeclaredNeedsAreLeastPrivilege: a declaration cannot ask for more than
-// named item actions on named tables, nor set the variables mcpfn and Lambda
+// named item actions on named tables and named object actions on named
+// buckets (under a literal prefix), nor set the variables mcpfn and Lambda
 // own (a tool choosing MCPFN_AUDIT_TABLE would choose where its evidence
 // goes); timeouts and memory stay within Lambda's bounds.
 func TestDeclaredNeedsAreLeastPrivilege(t *testing.T) {
+	bucket := func(b adapter.BucketAccess) []adapter.BucketAccess {
+		if b.Bucket == "" {
+			b.Bucket = "B"
+		}
+		if b.Env == "" {
+			b.Env = "B_BUCKET"
+		}
+		if b.Actions == nil {
+			b.Actions = []string{"GetObject"}
+		}
+		return []adapter.BucketAccess{b}
+	}
 	for name, tc := range map[string]struct {
 		tables  []adapter.TableAccess
+		buckets []adapter.BucketAccess
 		timeout time.Duration
 		memory  int
 		want    string
@@ -105,13 +130,31 @@ func TestDeclaredNeedsAreLeastPrivilege(t *testing.T) {
 		"a table twice": {tables: []adapter.TableAccess{
 			{Table: "A", Env: "A_TABLE", Actions: []string{"GetItem"}}, {Table: "A", Env: "A_TABLE", Actions: []string{"PutItem"}},
 		}, want: "twice"},
+		"bucket wildcard action":   {buckets: bucket(adapter.BucketAccess{Actions: []string{"s3:*"}}), want: `action "s3:*"`},
+		"bucket partial wildcard":  {buckets: bucket(adapter.BucketAccess{Actions: []string{"s3:Get*"}}), want: `action "s3:Get*"`},
+		"bucket management":        {buckets: bucket(adapter.BucketAccess{Actions: []string{"PutBucketPolicy"}}), want: "PutBucketPolicy"},
+		"bucket listing":           {buckets: bucket(adapter.BucketAccess{Actions: []string{"ListBucket"}}), want: "ListBucket"},
+		"object acl":               {buckets: bucket(adapter.BucketAccess{Actions: []string{"PutObjectAcl"}}), want: "PutObjectAcl"},
+		"bucket no actions":        {buckets: bucket(adapter.BucketAccess{Actions: []string{}}), want: "no Actions"},
+		"bucket not a logical id":  {buckets: bucket(adapter.BucketAccess{Bucket: "arn:aws:s3:::b"}), want: "logical id"},
+		"bucket payloads variable": {buckets: bucket(adapter.BucketAccess{Env: "MCPFN_PAYLOADS_BUCKET"}), want: "reserved"},
+		"bucket lambda variable":   {buckets: bucket(adapter.BucketAccess{Env: "LAMBDA_TASK_ROOT"}), want: "reserved"},
+		"prefix wildcard":          {buckets: bucket(adapter.BucketAccess{Prefix: "a/*/b"}), want: "Prefix"},
+		"prefix question mark":     {buckets: bucket(adapter.BucketAccess{Prefix: "a?"}), want: "Prefix"},
+		"prefix policy variable":   {buckets: bucket(adapter.BucketAccess{Prefix: "${aws:userid}/"}), want: "Prefix"},
+		"prefix leading slash":     {buckets: bucket(adapter.BucketAccess{Prefix: "/a"}), want: "Prefix"},
+		"prefix too long":          {buckets: bucket(adapter.BucketAccess{Prefix: strings.Repeat("a", 513)}), want: "Prefix"},
+		"one variable a table and a bucket": {
+			tables:  []adapter.TableAccess{{Table: "A", Env: "DATA", Actions: []string{"GetItem"}}},
+			buckets: bucket(adapter.BucketAccess{Env: "DATA"}), want: "names both"},
+		"a bucket prefix twice": {buckets: append(bucket(adapter.BucketAccess{Prefix: "p/"}), bucket(adapter.BucketAccess{Prefix: "p/", Actions: []string{"PutObject"}})...), want: "twice"},
 		"timeout too long":      {timeout: 16 * time.Minute, want: "Timeout"},
 		"timeout not seconds":   {timeout: 1500 * time.Millisecond, want: "Timeout"},
 		"memory below lambda's": {memory: 64, want: "MemoryMB"},
 	} {
 		d := labelDef
 		d.Handler = labelHandler
-		d.Tables, d.Timeout, d.MemoryMB = tc.tables, tc.timeout, tc.memory
+		d.Tables, d.Buckets, d.Timeout, d.MemoryMB = tc.tables, tc.buckets, tc.timeout, tc.memory
 		if _, err := adapter.Define(d); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Define error %v, want one with %q", name, err, tc.want)
 		}

@@ -13,7 +13,7 @@
 //
 // A tool author needs: [Start], [Serve] or [New]; [Define], [Declare] and
 // [ToolDef] (with what the tool's function needs on AWS: [TableAccess],
-// Timeout, MemoryMB — `mcpfn template` generates its resources from them);
+// [BucketAccess], Timeout, MemoryMB — `mcpfn template` generates its resources from them);
 // the [Call]
 // a handler receives; [Error], [NewError] and the [Code] registry; [Hooks]
 // for cross-cutting concerns; the With… options; content results and

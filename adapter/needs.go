@@ -40,10 +40,39 @@ var tableActions = []string{
 // indexActions are the actions DynamoDB authorizes on an index ARN.
 var indexActions = []string{"Query", "Scan"}
 
+// BucketAccess is one S3 bucket a tool's handler uses, the object actions
+// it calls on it and, optionally, the key prefix it is confined to. `mcpfn
+// template` grants the tool's function exactly these actions on the objects
+// under Prefix and sets Env to the bucket's name:
+//
+//	adapter.BucketAccess{Bucket: "ReportsBucket", Env: "REPORTS_BUCKET", Actions: []string{"PutObject", "GetObject"}, Prefix: "reports/"}
+//
+// Bucket is the logical id of an AWS::S3::Bucket the project's template.yaml
+// defines (outside mcpfn's generated regions; mcpfn's own payloads bucket is
+// granted to each tool on its own prefixes without a declaration). Actions
+// are S3 object actions, with or without the "s3:" prefix; wildcards and
+// bucket management are refused. The grant covers the objects whose keys
+// start with Prefix (every object of the bucket when it is empty).
+type BucketAccess struct {
+	Bucket  string   `json:"bucket"`
+	Env     string   `json:"env"`
+	Actions []string `json:"actions"`
+	Prefix  string   `json:"prefix,omitempty"`
+}
+
+// The S3 actions a declaration may name: reading, writing and deleting
+// objects and their versions. Listing, ACLs, tags, retention and the
+// bucket's own settings are the template's business, never a tool's.
+var bucketActions = []string{"DeleteObject", "DeleteObjectVersion", "GetObject", "GetObjectVersion", "PutObject"}
+
 var (
 	logicalID = regexp.MustCompile(`^[A-Za-z0-9]{1,255}$`)
 	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 	indexName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+	// keyPrefix: S3's safe key characters only. Neither * nor ? (IAM
+	// wildcards, which would widen the grant), nor $ (a policy variable,
+	// and a !Sub reference), nor a leading /.
+	keyPrefix = regexp.MustCompile(`^([A-Za-z0-9!_.'()-][A-Za-z0-9!_.'()/-]{0,511})?$`)
 )
 
 // reservedEnvPrefixes are the environment variables a declaration may not
@@ -62,12 +91,13 @@ const (
 
 // deployNeeds is what a tool's function needs on AWS, checked and normalised.
 type deployNeeds struct {
-	tables   []TableAccess // actions without the prefix, sorted, deduplicated
+	tables   []TableAccess  // actions without the prefix, sorted, deduplicated
+	buckets  []BucketAccess // likewise
 	timeout  time.Duration
 	memoryMB int
 }
 
-func deployNeedsOf(tables []TableAccess, timeout time.Duration, memoryMB int) (deployNeeds, error) {
+func deployNeedsOf(tables []TableAccess, buckets []BucketAccess, timeout time.Duration, memoryMB int) (deployNeeds, error) {
 	n := deployNeeds{timeout: timeout, memoryMB: memoryMB}
 	if n.timeout == 0 {
 		n.timeout = DefaultTimeout
@@ -81,25 +111,32 @@ func deployNeedsOf(tables []TableAccess, timeout time.Duration, memoryMB int) (d
 	if n.memoryMB < minMemoryMB || n.memoryMB > maxMemoryMB {
 		return n, fmt.Errorf("MemoryMB %d: want %d to %d", memoryMB, minMemoryMB, maxMemoryMB)
 	}
-	envTable := map[string]string{}
+	// envOf: the resource each variable names, tables and buckets alike.
+	envOf := map[string]string{}
+	checkEnv := func(where, env, resource string) error {
+		if !envName.MatchString(env) {
+			return fmt.Errorf("%s.Env %q: want an environment variable name", where, env)
+		}
+		for _, p := range reservedEnvPrefixes {
+			if strings.HasPrefix(strings.ToUpper(env), p) {
+				return fmt.Errorf("%s.Env %q: names starting with %s are reserved for mcpfn and Lambda", where, env, p)
+			}
+		}
+		if prev, ok := envOf[env]; ok && prev != resource {
+			return fmt.Errorf("%s.Env %q names both %s and %s", where, env, prev, resource)
+		}
+		envOf[env] = resource
+		return nil
+	}
 	seen := map[string]bool{}
 	for i, t := range tables {
 		where := fmt.Sprintf("Tables[%d]", i)
 		if !logicalID.MatchString(t.Table) {
 			return n, fmt.Errorf("%s.Table %q: want the table's logical id in template.yaml (letters and digits)", where, t.Table)
 		}
-		if !envName.MatchString(t.Env) {
-			return n, fmt.Errorf("%s.Env %q: want an environment variable name", where, t.Env)
+		if err := checkEnv(where, t.Env, t.Table); err != nil {
+			return n, err
 		}
-		for _, p := range reservedEnvPrefixes {
-			if strings.HasPrefix(strings.ToUpper(t.Env), p) {
-				return n, fmt.Errorf("%s.Env %q: names starting with %s are reserved for mcpfn and Lambda", where, t.Env, p)
-			}
-		}
-		if prev, ok := envTable[t.Env]; ok && prev != t.Table {
-			return n, fmt.Errorf("%s.Env %q names both %s and %s", where, t.Env, prev, t.Table)
-		}
-		envTable[t.Env] = t.Table
 		if t.Index != "" && !indexName.MatchString(t.Index) {
 			return n, fmt.Errorf("%s.Index %q: not a DynamoDB index name", where, t.Index)
 		}
@@ -128,6 +165,39 @@ func deployNeedsOf(tables []TableAccess, timeout time.Duration, memoryMB int) (d
 		slices.Sort(actions)
 		n.tables = append(n.tables, TableAccess{Table: t.Table, Env: t.Env, Actions: actions, Index: t.Index})
 	}
+	seenBucket := map[string]bool{}
+	for i, b := range buckets {
+		where := fmt.Sprintf("Buckets[%d]", i)
+		if !logicalID.MatchString(b.Bucket) {
+			return n, fmt.Errorf("%s.Bucket %q: want the bucket's logical id in template.yaml (letters and digits)", where, b.Bucket)
+		}
+		if err := checkEnv(where, b.Env, b.Bucket); err != nil {
+			return n, err
+		}
+		if !keyPrefix.MatchString(b.Prefix) {
+			return n, fmt.Errorf("%s.Prefix %q: want an object key prefix of letters, digits and !_.'()-/ (no wildcards, no leading /, at most 512 bytes)", where, b.Prefix)
+		}
+		key := b.Bucket + "/" + b.Prefix
+		if seenBucket[key] {
+			return n, fmt.Errorf("%s: %s with prefix %q is listed twice; put all its actions in one entry", where, b.Bucket, b.Prefix)
+		}
+		seenBucket[key] = true
+		if len(b.Actions) == 0 {
+			return n, fmt.Errorf("%s: no Actions for %s", where, b.Bucket)
+		}
+		var actions []string
+		for _, a := range b.Actions {
+			bare := strings.TrimPrefix(a, "s3:")
+			if !slices.Contains(bucketActions, bare) {
+				return n, fmt.Errorf("%s: action %q is not one of %s", where, a, strings.Join(bucketActions, ", "))
+			}
+			if !slices.Contains(actions, bare) {
+				actions = append(actions, bare)
+			}
+		}
+		slices.Sort(actions)
+		n.buckets = append(n.buckets, BucketAccess{Bucket: b.Bucket, Env: b.Env, Actions: actions, Prefix: b.Prefix})
+	}
 	return n, nil
 }
 
@@ -137,6 +207,16 @@ func (t *Tool) Tables() []TableAccess {
 	for i, a := range t.deploy.tables {
 		a.Actions = slices.Clone(a.Actions)
 		out[i] = a
+	}
+	return out
+}
+
+// Buckets returns the S3 buckets the tool's declaration says it uses.
+func (t *Tool) Buckets() []BucketAccess {
+	out := make([]BucketAccess, len(t.deploy.buckets))
+	for i, b := range t.deploy.buckets {
+		b.Actions = slices.Clone(b.Actions)
+		out[i] = b
 	}
 	return out
 }

@@ -38,8 +38,9 @@ type HandlerFunc[In, Out any] func(ctx context.Context, call *Call, in In) (Out,
 //
 // The definition is also the source of the tool's deployment: `mcpfn
 // template` asks each function for its definition ([Declaration]) and
-// generates the function's resource, its least-privilege role (Tables), its
-// timeout and memory, its call key and the gateway's catalog from it.
+// generates the function's resource, its least-privilege role (Tables,
+// Buckets), its timeout and memory, its call key and the gateway's catalog
+// from it.
 type ToolDef[In, Out any] struct {
 	Name        string // required; [a-zA-Z0-9_-]{1,64}
 	Title       string
@@ -86,6 +87,11 @@ type ToolDef[In, Out any] struct {
 	// the actions it calls on each: the function's role is granted exactly
 	// these, and its environment names each table (see [TableAccess]).
 	Tables []TableAccess
+	// Buckets are the S3 buckets the handler uses, the object actions it
+	// calls on each and the key prefix they are confined to: the
+	// function's role is granted exactly these, and its environment names
+	// each bucket (see [BucketAccess]).
+	Buckets []BucketAccess
 	// Timeout is the function's timeout (whole seconds, 1 s to 15 min;
 	// default 10 s). The call's context ends a reserve before it.
 	Timeout time.Duration
@@ -192,7 +198,7 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if d.TaskAfterInput && tasks == TaskForbidden {
 		return nil, fmt.Errorf("adapter: tool %q: TaskAfterInput needs TaskSupport optional or required", d.Name)
 	}
-	deploy, err := deployNeedsOf(d.Tables, d.Timeout, d.MemoryMB)
+	deploy, err := deployNeedsOf(d.Tables, d.Buckets, d.Timeout, d.MemoryMB)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: tool %q: %w", d.Name, err)
 	}
