@@ -74,11 +74,37 @@ func (a *Authority) SetResourcePolicy(arn string, p *Policy) {
 	a.resources[arn] = p
 }
 
-// ResourcePolicy returns the policy attached to arn, if any.
+// ResourcePolicy returns the policy that governs arn, if any: the one
+// attached to it, or for an S3 object the policy of its bucket.
 func (a *Authority) ResourcePolicy(arn string) *Policy {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.resources[arn]
+	return a.resources[PolicyResource(arn)]
+}
+
+// PolicyResource is the resource whose resource-based policy governs arn:
+// arn itself, but the bucket for an S3 object (arn:aws:s3:::bucket/key),
+// since S3 keeps one policy per bucket.
+func PolicyResource(arn string) string {
+	if rest, ok := strings.CutPrefix(arn, "arn:aws:s3:::"); ok {
+		bucket, _, _ := strings.Cut(rest, "/")
+		return "arn:aws:s3:::" + bucket
+	}
+	return arn
+}
+
+// SetClock replaces the authority's clock (time.Now), against which
+// signatures' dates and presigned URLs' expiry are checked.
+func (a *Authority) SetClock(now func() time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.now = now
+}
+
+func (a *Authority) clock() time.Time {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.now()
 }
 
 // Authenticate verifies r's signature for service (the signing name:
@@ -86,19 +112,57 @@ func (a *Authority) ResourcePolicy(arn string) *Policy {
 // request's whole body, already read.
 func (a *Authority) Authenticate(r *http.Request, body []byte, service string) (*Identity, *AuthError) {
 	var found *Identity
-	_, err := verify(r, body, service, a.Region, a.now(), func(keyID string) (Credentials, bool) {
-		a.mu.RLock()
-		defer a.mu.RUnlock()
-		found = a.byKey[keyID]
-		if found == nil {
-			return Credentials{}, false
-		}
-		return found.Credentials, true
-	})
+	_, err := verify(r, body, service, a.Region, a.clock(), a.lookup(&found))
 	if err != nil {
 		return nil, err
 	}
 	return found, nil
+}
+
+func (a *Authority) lookup(found **Identity) func(string) (Credentials, bool) {
+	return func(keyID string) (Credentials, bool) {
+		a.mu.RLock()
+		defer a.mu.RUnlock()
+		*found = a.byKey[keyID]
+		if *found == nil {
+			return Credentials{}, false
+		}
+		return (*found).Credentials, true
+	}
+}
+
+// S3Signature is how an S3 request was signed.
+type S3Signature struct {
+	// Presigned: the signature is in the query string (a presigned URL),
+	// not in an Authorization header.
+	Presigned bool
+	// PayloadHash is the body's hash the signature covers: the hex
+	// SHA-256 of the body, UNSIGNED-PAYLOAD (a presigned URL's, or a body
+	// the signature does not cover), or a STREAMING-… value for an
+	// aws-chunked body. The caller checks the body against it.
+	PayloadHash string
+	// SignedAt is X-Amz-Date; Expires, for a presigned URL, the moment it
+	// stops being valid.
+	SignedAt, Expires time.Time
+}
+
+// AuthenticateS3 verifies the Signature Version 4 of an S3 request, in an
+// Authorization header or in the query string (a presigned URL, checked
+// for expiry), and returns who signed it. The body is not read: the
+// signature covers the payload hash the request declares, which the
+// caller must check the body against while it reads it.
+func (a *Authority) AuthenticateS3(r *http.Request) (*Identity, S3Signature, *AuthError) {
+	var found *Identity
+	sig, hash, err := verifyAs(r, flavour{s3: true}, "s3", a.Region, a.clock(), a.lookup(&found))
+	if err != nil {
+		return nil, S3Signature{}, err
+	}
+	at, _ := time.Parse("20060102T150405Z", sig.amzDate)
+	out := S3Signature{Presigned: sig.presigned, PayloadHash: hash, SignedAt: at}
+	if sig.presigned {
+		out.Expires = at.Add(time.Duration(sig.expires) * time.Second)
+	}
+	return found, out, nil
 }
 
 // Decide evaluates id performing action on resource, with the request's own

@@ -252,6 +252,22 @@ func TestActionsAndResourcesAgreeWithTheOracle(t *testing.T) {
 			newCase(fmt.Sprintf("no policy q%d", qi), "R", q.action, q.resource, nil, nil, nil),
 		)
 	}
+	// S3 object ARNs: no region or account, the key (slashes and all) in
+	// the resource part, prefixes and wildcards across "/".
+	objARN := "arn:aws:s3:::payloadsbucket/broadcast_get/results/c1/a1"
+	for i, r := range []string{objARN, "arn:aws:s3:::payloadsbucket/*", "arn:aws:s3:::payloadsbucket/broadcast_get/results/*",
+		"arn:aws:s3:::payloadsbucket/broadcast_get/*", "arn:aws:s3:::payloadsbucket/*/results/*", "arn:aws:s3:::payloadsbucket",
+		"arn:aws:s3:::payloadsbucket/broadcast_?et/results/*", "arn:aws:s3:::*/broadcast_get/results/*", "arn:aws:s3:::payloadsbucket/broadcast_get/args/*",
+		"arn:aws:s3:::PayloadsBucket/*"} {
+		for j, res := range []string{objARN, "arn:aws:s3:::payloadsbucket/broadcast_list/results/c1", "arn:aws:s3:::payloadsbucket/broadcast_get/args/c1"} {
+			for _, a := range []string{"s3:GetObject", "s3:PutObject", "s3:GetObjectVersion"} {
+				cases = append(cases, newCase(fmt.Sprintf("s3 r%d q%d %s", i, j, a), "R", a, res, nil,
+					[]any{doc(stmt("Allow", []any{"s3:GetObject", "s3:PutObject", "s3:ListBucket"}, r, nil))}, nil))
+			}
+		}
+		cases = append(cases, newCase(fmt.Sprintf("s3 r%d bucket", i), "R", "s3:ListBucket", "arn:aws:s3:::payloadsbucket", nil,
+			[]any{doc(stmt("Allow", []any{"s3:GetObject", "s3:PutObject", "s3:ListBucket"}, r, nil))}, nil))
+	}
 	// Lambda function ARNs: qualified, unqualified, wildcards.
 	for i, r := range []string{fnARN, "arn:aws:lambda:*:*:function:*", "arn:aws:lambda:*:*:function:Broadcast*", fnARN + ":*", "arn:aws:lambda:" + region + ":" + account + ":function:*Function"} {
 		for j, res := range []string{fnARN, fnARN + ":live", "arn:aws:lambda:" + region + ":" + account + ":function:Other"} {
@@ -495,6 +511,23 @@ func TestTheTemplatesPoliciesAgreeWithTheOracle(t *testing.T) {
 			req{"secretsmanager:PutSecretValue", secret, nil},
 			req{"lambda:InvokeFunction", "arn:aws:lambda:" + region + ":" + account + ":function:" + fn, nil})
 	}
+	// The payloads bucket: every tool's prefixes, over TLS and not, and
+	// the bucket itself.
+	for _, id := range tmpl.LogicalIDs("AWS::S3::Bucket") {
+		bucket := samiam.BucketARN(samiam.BucketName(id))
+		reqs = append(reqs, req{"s3:ListBucket", bucket, map[string]any{"aws:SecureTransport": "true"}})
+		for _, fn := range tools {
+			tool := toolName(fn)
+			for _, kind := range []string{"results", "args"} {
+				obj := bucket + "/" + tool + "/" + kind + "/c1/a1"
+				for _, action := range []string{"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObject"} {
+					for _, tls := range []string{"true", "false"} {
+						reqs = append(reqs, req{action, obj, map[string]any{"aws:SecureTransport": tls}})
+					}
+				}
+			}
+		}
+	}
 	reqs = append(reqs, req{"lambda:InvokeFunction", "arn:aws:lambda:" + region + ":" + account + ":function:AgentCoreInterceptorFunction", nil},
 		req{"logs:PutLogEvents", "arn:aws:logs:" + region + ":" + account + ":log-group:/aws/lambda/X:log-stream:s", nil},
 		req{"xray:PutTraceSegments", "*", nil})
@@ -507,13 +540,29 @@ func TestTheTemplatesPoliciesAgreeWithTheOracle(t *testing.T) {
 		}
 		for _, r := range reqs {
 			var rp any
-			if p := m.ResourcePolicies[r.resource]; p != nil {
+			if p := m.ResourcePolicies[iam.PolicyResource(r.resource)]; p != nil {
 				rp = policyJSON(p)
 			}
 			cases = append(cases, newCase(roleID+" "+r.action+" "+r.resource, roleID, r.action, r.resource, r.ctx, ids, rp))
 		}
 	}
 	compare(t, cases)
+}
+
+// toolName is the tool a tool function of the demo serves:
+// BroadcastGetFunction → broadcast_get.
+func toolName(fn string) string {
+	var b strings.Builder
+	for i, r := range strings.TrimSuffix(fn, "Function") {
+		if 'A' <= r && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // policyJSON writes a parsed policy back as a document, for the oracle.

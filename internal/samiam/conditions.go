@@ -2,6 +2,7 @@ package samiam
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 )
@@ -117,6 +118,10 @@ func LocalValues(t *samtemplate.Template, account, region string, conds map[stri
 			v.Attrs[id+".Arn"] = "arn:aws:dynamodb:" + region + ":" + account + ":table/" + id
 		}
 	}
+	for _, id := range t.LogicalIDs(samtemplate.TypeS3Bucket) {
+		v.Refs[id] = BucketName(id)
+		v.Attrs[id+".Arn"] = BucketARN(BucketName(id))
+	}
 	for _, id := range t.LogicalIDs("AWS::SecretsManager::Secret") {
 		v.Refs[id] = "arn:aws:secretsmanager:" + region + ":" + account + ":secret:" + id
 	}
@@ -133,3 +138,11 @@ func LocalValues(t *samtemplate.Template, account, region string, conds map[stri
 	}
 	return v
 }
+
+// BucketName is the name a bucket of the template has locally: its
+// logical id in lower case (S3's bucket names have no capitals).
+func BucketName(logicalID string) string { return strings.ToLower(logicalID) }
+
+// BucketARN is the ARN of the bucket named name (S3's ARNs name neither a
+// region nor an account).
+func BucketARN(name string) string { return "arn:aws:s3:::" + name }

@@ -5,6 +5,9 @@
 // policies of its secrets and functions. The local stack enforces what it
 // derives (internal/iam).
 //
+// Buckets' policies (AWS::S3::BucketPolicy) are resource-based policies of
+// the bucket, and govern its objects.
+//
 // What SAM adds to a function without a Role (the AWS::IAM::Role it
 // generates, logical id <Function>Role, assumable by lambda.amazonaws.com):
 //
@@ -43,6 +46,7 @@ const (
 	typePolicy         = "AWS::IAM::Policy"
 	typeManagedPolicy  = "AWS::IAM::ManagedPolicy"
 	typeSecretPolicy   = "AWS::SecretsManager::ResourcePolicy"
+	typeBucketPolicy   = samtemplate.TypeS3BucketPolicy
 	typePermission     = "AWS::Lambda::Permission"
 	typeDynamoDBTable  = "AWS::DynamoDB::Table"
 	typeLambdaFunction = "AWS::Lambda::Function"
@@ -54,7 +58,8 @@ type Model struct {
 	Roles map[string]*Role
 	// FunctionRoles maps a function's logical id to its role's.
 	FunctionRoles map[string]string
-	// ResourcePolicies by resource ARN: the secrets' and the functions'.
+	// ResourcePolicies by resource ARN: the secrets', the functions' and
+	// the buckets' (which govern their objects too: iam.PolicyResource).
 	ResourcePolicies map[string]*iam.Policy
 }
 
@@ -142,6 +147,15 @@ func Derive(t *samtemplate.Template, vals samtemplate.Values, account string) (*
 			return nil, err
 		} else if ok {
 			if err := d.secretPolicy(id); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, id := range t.LogicalIDs(typeBucketPolicy) {
+		if ok, err := present(id); err != nil {
+			return nil, err
+		} else if ok {
+			if err := d.bucketPolicy(id); err != nil {
 				return nil, err
 			}
 		}
@@ -418,6 +432,25 @@ func (d *deriver) secretPolicy(id string) error {
 		return err
 	}
 	return d.addResourceStatements(arn, id, doc)
+}
+
+// bucketPolicy attaches an AWS::S3::BucketPolicy to its bucket's ARN.
+func (d *deriver) bucketPolicy(id string) error {
+	r, _ := d.t.Resource(id)
+	for k := range r.Properties {
+		if k != "Bucket" && k != "PolicyDocument" {
+			return fmt.Errorf("samiam: %s: the BucketPolicy property %s is not evaluated locally", id, k)
+		}
+	}
+	bucket, err := d.resolveString(id+" Bucket", r.Properties["Bucket"])
+	if err != nil {
+		return err
+	}
+	doc, err := d.resolve(id+" PolicyDocument", r.Properties["PolicyDocument"])
+	if err != nil {
+		return err
+	}
+	return d.addResourceStatements(BucketARN(bucket), id, doc)
 }
 
 // permission turns an AWS::Lambda::Permission into the statement Lambda
