@@ -36,6 +36,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/iam"
 	"github.com/mcpfn/mcpfn/internal/otlpstandin"
+	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/toolcache"
@@ -742,6 +743,8 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
 		gateway.EnvTaskRunWindow: true,
+		// The payloads bucket: its local name, in the S3 stand-in.
+		samgen.EnvPayloadsBucket: true,
 		// The session key: the stack's Secrets Manager stand-in serves
 		// every secret of the template (KeySecretsAPI, startGateway).
 		gateway.EnvSessionKeySecret: true,

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/internal/project"
 	"github.com/mcpfn/mcpfn/internal/samgen"
+	"github.com/mcpfn/mcpfn/internal/samiam"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 )
@@ -29,18 +30,20 @@ const (
 
 // localNames maps the template's resources to their local names, and
 // resolves intrinsic functions against them with samtemplate's resolver: !Ref
-// of a table or function is its local name, !GetAtt X.Arn a local ARN, !Ref
-// of a parameter its Default.
+// of a table, bucket or function is its local name, !GetAtt X.Arn a local
+// ARN, !Ref of a parameter its Default.
 type localNames struct {
-	t      *samtemplate.Template
-	tables map[string]string // logical ID → local table name
-	vals   samtemplate.Values
+	t       *samtemplate.Template
+	tables  map[string]string // logical ID → local table name
+	buckets map[string]string // logical ID → local bucket name
+	vals    samtemplate.Values
 }
 
-// newLocalNames names tables after their logical IDs, with a random suffix
-// when the DynamoDB endpoint is shared with other stacks.
+// newLocalNames names tables after their logical IDs, and buckets after
+// theirs in lower case (S3's bucket names have no capitals), each with a
+// random suffix when the DynamoDB endpoint is shared with other stacks.
 func newLocalNames(t *samtemplate.Template, unique bool) *localNames {
-	n := &localNames{t: t, tables: map[string]string{}, vals: samtemplate.Values{
+	n := &localNames{t: t, tables: map[string]string{}, buckets: map[string]string{}, vals: samtemplate.Values{
 		Refs:  map[string]string{"AWS::Region": localRegion, "AWS::AccountId": localAccount},
 		Attrs: map[string]string{},
 	}}
@@ -56,6 +59,12 @@ func newLocalNames(t *samtemplate.Template, unique bool) *localNames {
 			n.vals.Refs[id] = id + suffix
 			n.vals.Attrs[id+".Arn"] = "arn:aws:dynamodb:" + localRegion + ":" + localAccount + ":table/" + id + suffix
 		}
+	}
+	for _, id := range t.LogicalIDs(samtemplate.TypeS3Bucket) {
+		name := samiam.BucketName(id) + suffix
+		n.buckets[id] = name
+		n.vals.Refs[id] = name
+		n.vals.Attrs[id+".Arn"] = samiam.BucketARN(name)
 	}
 	for _, id := range t.LogicalIDs(typeSecret) {
 		n.vals.Refs[id] = secretsstandin.ARN(id)

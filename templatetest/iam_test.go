@@ -74,12 +74,18 @@ func grants(t *testing.T, id string, props map[string]any) map[string]bool {
 	return out
 }
 
-var subIndex = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}(/index/[A-Za-z0-9_.-]+)$`)
+var (
+	subIndex = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}(/index/[A-Za-z0-9_.-]+)$`)
+	// subKeys: the objects of a bucket under a literal key prefix, the one
+	// wildcard at the end.
+	subKeys = regexp.MustCompile(`^\$\{([A-Za-z0-9]+)\.Arn\}(/[A-Za-z0-9!_.'()/-]*\*)$`)
+)
 
 // resourceName names the resource an IAM statement's Resource entry points
-// at: !GetAtt X.Arn → X, !Sub "${X.Arn}/index/i" → X/index/i. Literal ARNs
-// and wildcards are errors: every resource this stack's roles touch is in
-// the stack. A Secrets Manager secret (a call key, the gateway's session
+// at: !GetAtt X.Arn → X, !Sub "${X.Arn}/index/i" → X/index/i, !Sub
+// "${B.Arn}/p*" → B/p* (the objects of bucket B under the literal prefix p).
+// Literal ARNs and any other wildcard are errors: every resource this
+// stack's roles touch is in the stack. A Secrets Manager secret (a call key, the gateway's session
 // key) has no Arn attribute: its !Ref is its ARN, so !Ref names it.
 func resourceName(r any) (string, error) {
 	if ga := getAtt(r); strings.HasSuffix(ga, ".Arn") {
@@ -95,9 +101,12 @@ func resourceName(r any) (string, error) {
 			if m := subIndex.FindStringSubmatch(s); m != nil {
 				return m[1] + m[2], nil
 			}
+			if m := subKeys.FindStringSubmatch(s); m != nil {
+				return m[1] + m[2], nil
+			}
 		}
 	}
-	return "", fmt.Errorf("resource %v: name a resource of this stack with !GetAtt X.Arn (or !Sub \"${X.Arn}/index/name\"), never a wildcard or literal", r)
+	return "", fmt.Errorf("resource %v: name a resource of this stack with !GetAtt X.Arn (or !Sub \"${X.Arn}/index/name\", !Sub \"${Bucket.Arn}/prefix*\"), never a wildcard or literal", r)
 }
 
 // auditGrant is what a tool function may do to the audit table: the adapter
@@ -128,13 +137,23 @@ func leadingKeys(c any) (string, error) {
 	return p, nil
 }
 
+// payloadGrant is what a tool function may do in the payloads bucket: write
+// and read its own results, read the arguments the gateway stored for it
+// (by version) — under "<tool>/" only, so a compromised function can
+// neither read nor overwrite another tool's payloads.
+func payloadGrant(tool string) []string {
+	results, args := " on PayloadsBucket/"+tool+"/results/*", " on PayloadsBucket/"+tool+"/args/*"
+	return []string{"s3:PutObject" + results, "s3:GetObject" + results, "s3:GetObjectVersion" + results,
+		"s3:GetObject" + args, "s3:GetObjectVersion" + args}
+}
+
 // ownKey is the grant that lets a role read the call key of function
 // <name>Function.
 func ownKey(name string) string { return "secretsmanager:GetSecretValue on " + name + "CallKey" }
 
 // declaredGrants is what a tool's declaration says its handler calls, as
 // grants: each declared action on the table, or on the index when the
-// access names one.
+// access names one, and on the bucket's objects under the declared prefix.
 func declaredGrants(d adapter.Declaration) map[string]bool {
 	out := map[string]bool{}
 	for _, ta := range d.Tables {
@@ -144,6 +163,11 @@ func declaredGrants(d adapter.Declaration) map[string]bool {
 		}
 		for _, a := range ta.Actions {
 			out["dynamodb:"+a+" on "+on] = true
+		}
+	}
+	for _, b := range d.Buckets {
+		for _, a := range b.Actions {
+			out["s3:"+a+" on "+b.Bucket+"/"+b.Prefix+"*"] = true
 		}
 	}
 	return out
@@ -164,7 +188,7 @@ func TestLeastPrivilege(t *testing.T) {
 	for _, e := range repoCatalog(t).Tools {
 		toolFunctions = append(toolFunctions, e.Function)
 		w := declaredGrants(e.Tool)
-		for _, g := range append(append(auditGrant(e.Tool.Name), taskGrant...), ownKey(strings.TrimSuffix(e.Function, "Function"))) {
+		for _, g := range slices.Concat(auditGrant(e.Tool.Name), taskGrant, payloadGrant(e.Tool.Name), []string{ownKey(strings.TrimSuffix(e.Function, "Function"))}) {
 			w[g] = true
 		}
 		want[e.Function] = w
@@ -176,6 +200,14 @@ func TestLeastPrivilege(t *testing.T) {
 	// It creates tasks, reads them for tasks/get and cancels them.
 	for _, a := range []string{"GetItem", "PutItem", "UpdateItem"} {
 		gw["dynamodb:"+a+" on TasksTable"] = true
+	}
+	// It stores each tool's large arguments under that tool's args/, and
+	// reads (to resolve and to presign) what each stored under results/.
+	for _, e := range repoCatalog(t).Tools {
+		n := e.Tool.Name
+		gw["s3:PutObject on PayloadsBucket/"+n+"/args/*"] = true
+		gw["s3:GetObject on PayloadsBucket/"+n+"/results/*"] = true
+		gw["s3:GetObjectVersion on PayloadsBucket/"+n+"/results/*"] = true
 	}
 	for _, fn := range toolFunctions {
 		gw["lambda:InvokeFunction on "+fn] = true
@@ -247,7 +279,7 @@ func TestCallerPolicyOnlyViaTheURL(t *testing.T) {
 
 // TestReadOnlyToolsCannotWrite derives the rule from the tools themselves, so
 // it holds for tools added later: a tool annotated read-only gets no write
-// action on any data table.
+// action on any data table or bucket.
 func TestReadOnlyToolsCannotWrite(t *testing.T) {
 	rt := raw(t)
 	forwards := gatewayToolFunctions(t)
@@ -265,11 +297,19 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 			action, target, _ := strings.Cut(g, " on ")
 			// The audit and tasks tables are mcpfn's records of the
 			// calls (rows, task runs), not the tool's data.
-			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") || target == "TasksTable" {
+			// Its payloads are its results, however large: the answer
+			// it gives, not data it changes.
+			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") || target == "TasksTable" ||
+				target == "PayloadsBucket/"+e.Tool.Name+"/results/*" {
 				continue
 			}
 			for _, w := range writes {
 				if action == "dynamodb:"+w {
+					t.Errorf("read-only tool %s may %s", e.Tool.Name, g)
+				}
+			}
+			for _, w := range []string{"PutObject", "DeleteObject", "DeleteObjectVersion"} {
+				if action == "s3:"+w {
 					t.Errorf("read-only tool %s may %s", e.Tool.Name, g)
 				}
 			}

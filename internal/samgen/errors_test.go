@@ -106,6 +106,35 @@ func TestATableTheTemplateLacksIsAClearError(t *testing.T) {
 	}
 }
 
+// TestABucketTheTemplateLacksIsAClearError: a tool that names a bucket the
+// project's template does not define, defines as something else, or that
+// is mcpfn's own payloads bucket stops Generate with the tool, the bucket
+// and what to do.
+func TestABucketTheTemplateLacksIsAClearError(t *testing.T) {
+	decl := func(name string, b adapter.BucketAccess) *adapter.Declared[*notes] {
+		return adapter.Declare(adapter.ToolDef[noteIn, noteOut]{Name: name, Buckets: []adapter.BucketAccess{b}}, handle[noteIn, noteOut])
+	}
+	for name, tc := range map[string]struct {
+		src  string
+		tool *adapter.Declared[*notes]
+		want []string
+	}{
+		"no such bucket": {userTemplate, decl("note_file", adapter.BucketAccess{Bucket: "FilesBucket", Env: "FILES", Actions: []string{"GetObject"}}),
+			[]string{"tool note_file", "FilesBucket", "does not define", "AWS::S3::Bucket named FilesBucket"}},
+		"a new template": {"", noteAttach, []string{"tool note_attach", "AttachmentsBucket", "does not define"}},
+		"not a bucket": {userTemplate, decl("note_file", adapter.BucketAccess{Bucket: "NotesTable", Env: "FILES", Actions: []string{"GetObject"}}),
+			[]string{"tool note_file", "NotesTable", "AWS::DynamoDB::Table", "not an S3 bucket"}},
+		"mcpfn's payloads bucket": {userTemplate, decl("note_file", adapter.BucketAccess{Bucket: "PayloadsBucket", Env: "FILES", Actions: []string{"GetObject"}}),
+			[]string{"tool note_file", "PayloadsBucket", "its own prefixes"}},
+		"a skeleton resource": {userTemplate, decl("note_file", adapter.BucketAccess{Bucket: "TasksTable", Env: "FILES", Actions: []string{"GetObject"}}),
+			[]string{"tool note_file", "TasksTable", "does not define"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			checkError(t, tc.src, catalogOf(tc.tool), tc.want...)
+		})
+	}
+}
+
 // TestATemplateMcpfnCannotWriteIntoIsAClearError: no tools, no SAM
 // transform, a section in flow style, a region in the wrong section or
 // twice.

@@ -52,6 +52,14 @@ var (
 			{Table: "TagsTable", Env: "TAGS_TABLE", Actions: []string{"BatchWriteItem"}},
 		},
 	}, handle[noteIn, noteOut])
+	noteAttach = adapter.Declare(adapter.ToolDef[noteIn, noteOut]{
+		Name: "note_attach", Description: "Attaches a file to a note.",
+		Tables: []adapter.TableAccess{{Table: "NotesTable", Env: "NOTES_TABLE", Actions: []string{"UpdateItem"}}},
+		Buckets: []adapter.BucketAccess{
+			{Bucket: "AttachmentsBucket", Env: "ATTACHMENTS_BUCKET", Prefix: "notes/", Actions: []string{"PutObject", "GetObject"}},
+			{Bucket: "AttachmentsBucket", Env: "ATTACHMENTS_BUCKET", Actions: []string{"GetObjectVersion"}},
+		},
+	}, handle[noteIn, noteOut])
 	echo = adapter.Declare(adapter.ToolDef[noteIn, noteOut]{Name: "echo", Description: "Answers with its input."}, handle[noteIn, noteOut])
 )
 
@@ -108,6 +116,8 @@ Resources:
             ProjectionType: ALL
   TagsTable:
     Type: AWS::Serverless::SimpleTable
+  AttachmentsBucket:
+    Type: AWS::S3::Bucket
 
 Outputs:
   NotesTableName:
@@ -233,7 +243,8 @@ func grantsOf(t *testing.T, r samtemplate.Resource) []string {
 }
 
 // resourceName names what an IAM Resource entry points at: !GetAtt X.Arn
-// → X, !Sub "${X.Arn}/index/i" → X/index/i, !Ref X → X.
+// → X, !Sub "${X.Arn}/index/i" → X/index/i, !Sub "${X.Arn}/p*" → X/p*,
+// !Ref X → X.
 func resourceName(t *testing.T, v any) string {
 	t.Helper()
 	fn, arg, _ := samtemplate.Intrinsic(v)
@@ -251,6 +262,9 @@ func resourceName(t *testing.T, v any) string {
 			if ok {
 				return table + "/index/" + index
 			}
+			if bucket, keys, ok := strings.Cut(strings.TrimPrefix(s, "${"), ".Arn}/"); ok && strings.HasSuffix(keys, "*") {
+				return bucket + "/" + keys
+			}
 		}
 	case "Ref":
 		return fmt.Sprint(arg)
@@ -260,8 +274,8 @@ func resourceName(t *testing.T, v any) string {
 }
 
 // wantGrants is what a tool's role must grant, derived from its
-// declaration alone: its declared table actions, its own audit rows, its
-// task runs and its own call key.
+// declaration alone: its declared table and bucket actions, its own audit
+// rows, its task runs, its own call key and its own payloads.
 func wantGrants(d adapter.Declaration) []string {
 	prefix := catalog.Prefix(d.Name)
 	want := []string{
@@ -270,6 +284,16 @@ func wantGrants(d adapter.Declaration) []string {
 		"dynamodb:GetItem on TasksTable",
 		"dynamodb:UpdateItem on TasksTable",
 		"secretsmanager:GetSecretValue on " + prefix + "CallKey",
+		"s3:GetObject on PayloadsBucket/" + d.Name + "/results/*",
+		"s3:GetObjectVersion on PayloadsBucket/" + d.Name + "/results/*",
+		"s3:PutObject on PayloadsBucket/" + d.Name + "/results/*",
+		"s3:GetObject on PayloadsBucket/" + d.Name + "/args/*",
+		"s3:GetObjectVersion on PayloadsBucket/" + d.Name + "/args/*",
+	}
+	for _, b := range d.Buckets {
+		for _, a := range b.Actions {
+			want = append(want, "s3:"+a+" on "+b.Bucket+"/"+b.Prefix+"*")
+		}
 	}
 	for _, ta := range d.Tables {
 		on := ta.Table

@@ -149,8 +149,8 @@ func checkNames(d *doc, order []string, bodies map[string][]string) (map[string]
 }
 
 // check validates the generated template: it parses, it is a SAM
-// template, and every table a declaration names is the project's own
-// table (with the index named).
+// template, and every table and bucket a declaration names is the
+// project's own (with the index named).
 func check(out string, generated map[string]string, cat *catalog.File) error {
 	var errs []error
 	t, err := samtemplate.Parse([]byte(out))
@@ -168,8 +168,30 @@ func check(out string, generated map[string]string, cat *catalog.File) error {
 				errs = append(errs, err)
 			}
 		}
+		for _, b := range e.Tool.Buckets {
+			if err := checkBucket(t, generated, e.Tool.Name, b.Bucket); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkBucket: a declared bucket is an AWS::S3::Bucket of the project's
+// own. mcpfn's payloads bucket is not one: each tool already has its own
+// prefixes there, and a declaration could only widen them.
+func checkBucket(t *samtemplate.Template, generated map[string]string, tool, bucket string) error {
+	r, ok := t.Resource(bucket)
+	if bucket == PayloadsBucket {
+		return fmt.Errorf("tool %s declares %s, mcpfn's payloads bucket: every tool may already use its own prefixes there (%s/…), and no other", tool, bucket, tool)
+	}
+	if !ok || generated["Resources/"+bucket] != "" {
+		return fmt.Errorf("tool %s uses bucket %s, which template.yaml does not define: add an %s named %s outside mcpfn's regions", tool, bucket, samtemplate.TypeS3Bucket, bucket)
+	}
+	if r.Type != samtemplate.TypeS3Bucket {
+		return fmt.Errorf("tool %s uses bucket %s, which is a %s, not an S3 bucket", tool, bucket, r.Type)
+	}
+	return nil
 }
 
 func checkTable(t *samtemplate.Template, generated map[string]string, tool, table, index string) error {

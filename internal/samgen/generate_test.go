@@ -17,17 +17,17 @@ var (
 	skeletonResources = []string{
 		"AgentCoreGateway", "AgentCoreGatewayRole", "AgentCoreInterceptorAgentCoreGatewayPermission",
 		"AgentCoreInterceptorFunction", "AuditTable", "GatewayFunction", "GatewaySessionKey", "GatewaySessionKeyPolicy",
-		"McpCallerPolicy", "TasksTable",
+		"McpCallerPolicy", "PayloadsBucket", "PayloadsBucketPolicy", "TasksTable",
 	}
 	skeletonParameters = []string{
 		"AgentCoreGatewayRoleArn", "AuditEntityDimension", "AuditRetentionDays", "AuthMode", "CallKeyGrace",
-		"DeployAgentCoreGateway", "IamCallerScopes", "JwtAudience", "JwtIssuer",
+		"DeployAgentCoreGateway", "IamCallerScopes", "JwtAudience", "JwtIssuer", "PayloadRetentionDays",
 	}
 	skeletonConditions = []string{"DeployAgentCore", "HasAgentCoreGateway", "UseIamAuth"}
 	skeletonRules      = []string{"AgentCoreNeedsJwtSettings"}
 	skeletonOutputs    = []string{
 		"AgentCoreGatewayUrl", "AgentCoreInterceptorFunctionArn", "AuditTableName", "GatewayFunctionArn",
-		"GatewayFunctionRoleArn", "McpCallerPolicyArn", "McpUrl", "TasksTableName",
+		"GatewayFunctionRoleArn", "McpCallerPolicyArn", "McpUrl", "PayloadsBucketName", "TasksTableName",
 	}
 	// The resources of one tool, by suffix of its prefix.
 	toolResourceSuffixes = []string{
@@ -104,9 +104,13 @@ func checkTemplate(t *testing.T, src string, cat *catalog.File, userResources, u
 			t.Errorf("%s: Timeout %v, MemorySize %v; declared %d s, %d MB", e.Function, p["Timeout"], p["MemorySize"], e.Tool.TimeoutSeconds, e.Tool.MemoryMB)
 		}
 		env := envOf(fn)
-		want := map[string]string{"MCPFN_CALL_KEY_SECRET": catalog.Prefix(e.Tool.Name) + "CallKey", "MCPFN_AUDIT_TABLE": "AuditTable", "MCPFN_TASKS_TABLE": "TasksTable"}
+		want := map[string]string{"MCPFN_CALL_KEY_SECRET": catalog.Prefix(e.Tool.Name) + "CallKey", "MCPFN_AUDIT_TABLE": "AuditTable", "MCPFN_TASKS_TABLE": "TasksTable",
+			"MCPFN_PAYLOADS_BUCKET": "PayloadsBucket"}
 		for _, ta := range e.Tool.Tables {
 			want[ta.Env] = ta.Table
+		}
+		for _, b := range e.Tool.Buckets {
+			want[b.Env] = b.Bucket
 		}
 		for k, ref := range want {
 			if fn, arg, _ := samtemplate.Intrinsic(env[k]); fn != "Ref" || arg != ref {
@@ -140,9 +144,9 @@ func TestGenerateANewTemplate(t *testing.T) {
 // access on the index's ARN only), and the project's resources, parameter
 // and output are all still there.
 func TestGenerateIntoTheProjectsTemplate(t *testing.T) {
-	cat := catalogOf(noteAdd, noteDelete, noteList, echo)
+	cat := catalogOf(noteAdd, noteAttach, noteDelete, noteList, echo)
 	src := generate(t, userTemplate, cat)
-	tpl := checkTemplate(t, src, cat, []string{"NotesTable", "TagsTable"}, []string{"NotesTableName"})
+	tpl := checkTemplate(t, src, cat, []string{"AttachmentsBucket", "NotesTable", "TagsTable"}, []string{"NotesTableName"})
 	if _, ok := tpl.Parameters["NotesRetentionDays"]; !ok {
 		t.Error("the project's parameter is gone")
 	}
@@ -151,6 +155,59 @@ func TestGenerateIntoTheProjectsTemplate(t *testing.T) {
 	for _, g := range grantsOf(t, list) {
 		if strings.HasPrefix(g, "dynamodb:Query") && g != "dynamodb:Query on NotesTable/index/byOwner" {
 			t.Errorf("note_list may %s", g)
+		}
+	}
+	// note_attach writes attachments under notes/ only, and reads any
+	// version of the bucket's objects; the payloads bucket only under
+	// its own prefixes (checkTemplate).
+	attach, _ := tpl.Resource("NoteAttachFunction")
+	for _, g := range grantsOf(t, attach) {
+		if strings.Contains(g, "AttachmentsBucket") && !slices.Contains([]string{
+			"s3:GetObject on AttachmentsBucket/notes/*", "s3:PutObject on AttachmentsBucket/notes/*", "s3:GetObjectVersion on AttachmentsBucket/*",
+		}, g) {
+			t.Errorf("note_attach may %s", g)
+		}
+	}
+}
+
+// TestEveryRolesPayloadGrantsAreItsOwnPrefixes: in the payloads bucket a
+// tool's role reaches only "<tool>/results/" and "<tool>/args/", the
+// gateway's only the args/ (to write) and results/ (to read) prefixes of
+// each tool by name; no role names a key pattern that crosses tools.
+func TestEveryRolesPayloadGrantsAreItsOwnPrefixes(t *testing.T) {
+	cat := catalogOf(noteAdd, noteAttach, noteList, echo)
+	tpl := parsed(t, generate(t, userTemplate, cat))
+	onPayloads := func(fn string) []string {
+		r, _ := tpl.Resource(fn)
+		var out []string
+		for _, g := range grantsOf(t, r) {
+			if _, on, _ := strings.Cut(g, " on "); strings.HasPrefix(on, "PayloadsBucket") {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	var gw []string
+	for _, e := range cat.Tools {
+		n := e.Tool.Name
+		want := []string{
+			"s3:GetObject on PayloadsBucket/" + n + "/args/*", "s3:GetObject on PayloadsBucket/" + n + "/results/*",
+			"s3:GetObjectVersion on PayloadsBucket/" + n + "/args/*", "s3:GetObjectVersion on PayloadsBucket/" + n + "/results/*",
+			"s3:PutObject on PayloadsBucket/" + n + "/results/*",
+		}
+		if got := onPayloads(e.Function); !slices.Equal(got, want) {
+			t.Errorf("%s on the payloads bucket\n  %v\nwant\n  %v", e.Function, got, want)
+		}
+		gw = append(gw, "s3:PutObject on PayloadsBucket/"+n+"/args/*",
+			"s3:GetObject on PayloadsBucket/"+n+"/results/*", "s3:GetObjectVersion on PayloadsBucket/"+n+"/results/*")
+	}
+	slices.Sort(gw)
+	if got := onPayloads("GatewayFunction"); !slices.Equal(got, gw) {
+		t.Errorf("GatewayFunction on the payloads bucket\n  %v\nwant\n  %v", got, gw)
+	}
+	for _, id := range []string{"AgentCoreInterceptorFunction"} {
+		if got := onPayloads(id); len(got) > 0 {
+			t.Errorf("%s may %v", id, got)
 		}
 	}
 }
@@ -164,7 +221,7 @@ func TestGenerateIsIdempotent(t *testing.T) {
 	}{
 		"new":              {"", catalogOf(echo)},
 		"project":          {userTemplate, catalogOf(noteAdd, noteList)},
-		"project, 4 tools": {userTemplate, catalogOf(noteAdd, noteDelete, noteList, echo)},
+		"project, 5 tools": {userTemplate, catalogOf(noteAdd, noteAttach, noteDelete, noteList, echo)},
 		"edited":           {handEdited(t), catalogOf(noteAdd, noteList)},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -218,7 +275,7 @@ func TestTheProjectsLinesSurviveRegeneration(t *testing.T) {
 		t.Errorf("adding a tool changed the project's lines:\n%s", linediff.Unified("before", "after", strings.Join(want, "\n"), strings.Join(got, "\n"), 2))
 	}
 	checkTemplate(t, added, catalogOf(noteAdd, noteDelete, noteList),
-		[]string{"NotesBucket", "NotesQueue", "NotesTable", "NotesTopic", "TagsTable"}, []string{"NotesTableName", "QueueUrl"})
+		[]string{"AttachmentsBucket", "NotesBucket", "NotesQueue", "NotesTable", "NotesTopic", "TagsTable"}, []string{"NotesTableName", "QueueUrl"})
 }
 
 // TestAddingAToolChangesOnlyItsRegionAndTheSharedLists: regenerating with
@@ -246,7 +303,7 @@ func TestRemovingAToolRemovesOnlyItsRegion(t *testing.T) {
 	after := generate(t, before, catalogOf(noteAdd, noteList, echo))
 	checkOnlyToolChanged(t, after, before, "note_delete")
 	checkTemplate(t, after, catalogOf(noteAdd, noteList, echo),
-		[]string{"NotesBucket", "NotesQueue", "NotesTable", "NotesTopic", "TagsTable"}, []string{"NotesTableName", "QueueUrl"})
+		[]string{"AttachmentsBucket", "NotesBucket", "NotesQueue", "NotesTable", "NotesTopic", "TagsTable"}, []string{"NotesTableName", "QueueUrl"})
 }
 
 // checkOnlyToolChanged checks that with differs from without only by
@@ -287,7 +344,7 @@ func checkOnlyToolChanged(t *testing.T, without, with, tool string) {
 					t.Errorf("region %q: the line %q went", name, l[1:])
 				}
 			case strings.HasPrefix(l, "+"):
-				if !strings.Contains(l, prefix) && !strings.Contains(l, tool+"=") {
+				if !strings.Contains(l, prefix) && !strings.Contains(l, tool+"=") && !strings.Contains(l, "/"+tool+"/") {
 					t.Errorf("region %q: the added line %q does not name %s", name, l[1:], tool)
 				}
 			}

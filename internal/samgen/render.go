@@ -24,14 +24,24 @@ type EnvRef struct{ Name, Ref string }
 
 // CommonEnvironment is what every function of the skeleton and every tool
 // function gets: where the audit goes and how long it stays, the key grace,
-// the tasks table. The local stack gives its fixture functions the same.
+// the tasks table, the payloads bucket. The local stack gives its fixture
+// functions the same.
 var CommonEnvironment = []EnvRef{
 	{"MCPFN_AUDIT_TABLE", "AuditTable"},
 	{"MCPFN_AUDIT_RETENTION_DAYS", "AuditRetentionDays"},
 	{"MCPFN_AUDIT_ENTITY_DIMENSION", "AuditEntityDimension"},
 	{"MCPFN_CALL_KEY_GRACE", "CallKeyGrace"},
 	{"MCPFN_TASKS_TABLE", "TasksTable"},
+	{EnvPayloadsBucket, PayloadsBucket},
 }
+
+// The skeleton's payloads bucket (claim checks: results and arguments too
+// large to pass inline) and the variable its name arrives in. Each tool
+// reads and writes only under its own prefix, "<tool>/".
+const (
+	PayloadsBucket    = "PayloadsBucket"
+	EnvPayloadsBucket = "MCPFN_PAYLOADS_BUCKET"
+)
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"commonEnv": func() []EnvRef { return CommonEnvironment },
@@ -98,6 +108,21 @@ func viewOf(e catalog.Entry) (toolView, error) {
 		if t.Index != "" {
 			g.Resource = quote("${" + t.Table + ".Arn}/index/" + t.Index)
 			g.Resource = "!Sub " + g.Resource
+		}
+		v.Grants = append(v.Grants, g)
+	}
+	for _, b := range d.Buckets {
+		if !seen[b.Env] {
+			seen[b.Env] = true
+			v.Env = append(v.Env, EnvRef{b.Env, b.Bucket})
+		}
+		actions := make([]string, len(b.Actions))
+		for i, a := range b.Actions {
+			actions[i] = "s3:" + a
+		}
+		g := grant{Actions: actions[0], Resource: "!Sub " + quote("${"+b.Bucket+".Arn}/"+b.Prefix+"*")}
+		if len(actions) > 1 {
+			g.Actions = "[" + strings.Join(actions, ", ") + "]"
 		}
 		v.Grants = append(v.Grants, g)
 	}
