@@ -6,6 +6,15 @@
 // request that carries it, so the local stack can run every function as its
 // own role and refuse what the role would be refused on AWS.
 //
+// Signatures are verified as each service checks them: the JSON and REST
+// services with the whole body hashed ([Authority.Authenticate]); S3 with
+// its path encoded once, the payload hash the request declares (the caller
+// checks the body against it as it streams), every x-amz-* header signed,
+// and presigned URLs — query-string signatures valid from X-Amz-Date for
+// X-Amz-Expires seconds, at most a week ([Authority.AuthenticateS3]). A
+// refusal says which check failed ([Failure]), so each front answers in its
+// service's terms. A bucket's policy governs its objects ([PolicyResource]).
+//
 // It is a subset of IAM, and it fails closed. A policy element it does not
 // evaluate — NotPrincipal, policy variables, a condition operator outside
 // [SupportedOperators] — is an error from [ParsePolicy], which the stack
