@@ -101,7 +101,8 @@ func (a *Authority) SetClock(now func() time.Time) {
 	a.now = now
 }
 
-func (a *Authority) clock() time.Time {
+// Now is the authority's time.
+func (a *Authority) Now() time.Time {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return a.now()
@@ -112,7 +113,7 @@ func (a *Authority) clock() time.Time {
 // request's whole body, already read.
 func (a *Authority) Authenticate(r *http.Request, body []byte, service string) (*Identity, *AuthError) {
 	var found *Identity
-	_, err := verify(r, body, service, a.Region, a.clock(), a.lookup(&found))
+	_, err := verify(r, body, service, a.Region, a.Now(), a.lookup(&found))
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ type S3Signature struct {
 // caller must check the body against while it reads it.
 func (a *Authority) AuthenticateS3(r *http.Request) (*Identity, S3Signature, *AuthError) {
 	var found *Identity
-	sig, hash, err := verifyAs(r, flavour{s3: true}, "s3", a.Region, a.clock(), a.lookup(&found))
+	sig, hash, err := verifyAs(r, flavour{s3: true}, "s3", a.Region, a.Now(), a.lookup(&found))
 	if err != nil {
 		return nil, S3Signature{}, err
 	}
