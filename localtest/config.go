@@ -21,6 +21,7 @@ const (
 	EnvIssuerAddr       = "MCPFN_LOCAL_ISSUER_ADDR"
 	EnvAgentCoreAddr    = "MCPFN_LOCAL_AGENTCORE_ADDR"
 	EnvViewerAddr       = "MCPFN_LOCAL_VIEWER_ADDR"
+	EnvS3Addr           = "MCPFN_LOCAL_S3_ADDR"
 	EnvDir              = "MCPFN_LOCAL_DIR"
 	EnvDynamoDBEndpoint = "MCPFN_DYNAMODB_ENDPOINT"
 )
@@ -44,7 +45,10 @@ const (
 	// DefaultViewerAddr is the audit viewer's address (8081 and 8082 are
 	// the issuer's and the AgentCore front's).
 	DefaultViewerAddr = "127.0.0.1:8083"
-	DefaultPoolSize   = 4
+	// DefaultS3Addr: any free port (the stack tells functions where, and
+	// prints it), as the Secrets Manager stand-in's.
+	DefaultS3Addr   = "127.0.0.1:0"
+	DefaultPoolSize = 4
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
 	// reaches its concurrency limit.
@@ -98,6 +102,11 @@ type Config struct {
 	// ViewerAddr is where the audit viewer (audit/viewer) serves the
 	// stack's audit table and X-Ray segments. Default 127.0.0.1:8083.
 	ViewerAddr string
+	// S3Addr is where the stack's S3 endpoint listens (TLS): the front
+	// that checks every request's signature, presigned URLs and IAM
+	// (internal/s3front) before the stand-in (internal/s3standin) sees it.
+	// Default: any free loopback port.
+	S3Addr string
 	// DynamoDBEndpoint, when set, is an existing DynamoDB endpoint to use
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
@@ -166,6 +175,7 @@ type FunctionSpec struct {
 	Tool string
 	// Env is the function's environment, with references already resolved.
 	// Start adds AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER,
+	// AWS_ENDPOINT_URL_S3 (with AWS_CA_BUNDLE and AWS_S3_USE_PATH_STYLE),
 	// AWS_XRAY_DAEMON_ADDRESS, its role's session credentials and the
 	// region; a tool
 	// function without MCPFN_CALL_KEY_SECRET gets a key secret of its own.
@@ -211,6 +221,7 @@ func ConfigFromEnv() Config {
 		IssuerAddr:       get(EnvIssuerAddr),
 		AgentCoreAddr:    get(EnvAgentCoreAddr),
 		ViewerAddr:       get(EnvViewerAddr),
+		S3Addr:           get(EnvS3Addr),
 		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
 		InvokeAllowedHosts: strings.FieldsFunc(get(EnvInvokeHosts), func(r rune) bool {
 			return r == ',' || r == ' '
@@ -234,6 +245,7 @@ func (c *Config) defaults() {
 	def(&c.IssuerAddr, DefaultIssuerAddr)
 	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)
 	def(&c.ViewerAddr, DefaultViewerAddr)
+	def(&c.S3Addr, DefaultS3Addr)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

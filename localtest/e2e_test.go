@@ -30,6 +30,7 @@ import (
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/internal/faulty"
 	"github.com/mcpfn/mcpfn/localtest/internal/held"
+	"github.com/mcpfn/mcpfn/localtest/internal/s3probe"
 )
 
 // The end-to-end tests share one stack (starting one costs a JVM and a few
@@ -126,6 +127,7 @@ func testConfig(dir string) localtest.Config {
 	cfg.ExtraFunctions = append(cfg.ExtraFunctions, afterResponseFunctions()...)
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, taskFunctions()...), append(cfg.ExtraTools, taskTools()...)
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, heldFunctions()...), append(cfg.ExtraTools, held.Tool())
+	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, s3Functions()...), append(cfg.ExtraTools, s3probe.Declared.Tool())
 	cfg.AsyncRetryDelays = taskRetryDelays
 	return cfg
 }

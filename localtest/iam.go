@@ -19,6 +19,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/ddbproxy"
 	"github.com/mcpfn/mcpfn/internal/iam"
 	"github.com/mcpfn/mcpfn/internal/localonly"
+	"github.com/mcpfn/mcpfn/internal/s3front"
 	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samiam"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
@@ -248,7 +249,7 @@ func (s *Stack) setUpIAM(specs []FunctionSpec, names *localNames) error {
 	}
 	e.log = slog.New(slog.NewJSONHandler(e.logFile, nil))
 	s.iam = e
-	s.logf("IAM enforced: %d roles of %s, SigV4 on DynamoDB, Secrets Manager and Lambda; refusals in %s",
+	s.logf("IAM enforced: %d roles of %s, SigV4 on DynamoDB, Secrets Manager, S3 and Lambda; refusals in %s",
 		len(model.Roles), filepath.Base(tmpl.Path), s.LogPath("IAM"))
 	return nil
 }
@@ -259,7 +260,7 @@ func (s *Stack) setUpIAM(specs []FunctionSpec, names *localNames) error {
 // authorize.
 func checkEvaluable(m *samiam.Model) error {
 	known := map[string]bool{}
-	for _, k := range slices.Concat(iam.GlobalKeys, ddbproxy.ContextKeys, absentKeys) {
+	for _, k := range slices.Concat(iam.GlobalKeys, ddbproxy.ContextKeys, s3front.ContextKeys, absentKeys) {
 		known[strings.ToLower(k)] = true
 	}
 	var errs []error
@@ -286,6 +287,8 @@ func checkEvaluable(m *samiam.Model) error {
 						ops = ddbproxy.Operations
 					case "secretsmanager":
 						ops = secretsOperations
+					case "s3":
+						ops = s3Actions()
 					default:
 						continue
 					}

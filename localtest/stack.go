@@ -82,6 +82,9 @@ type Stack struct {
 	// iam is who holds which key and what each may do (iam.go).
 	iam *enforcement
 
+	// s3 is the S3 stand-in behind its enforcing front (s3.go).
+	s3 *s3Wiring
+
 	xray     *xraystandin.Daemon
 	xrayFile *os.File
 	// otlp receives the OpenTelemetry spans (MCPFN_TRACING=both locally)
@@ -203,6 +206,15 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	defer closeUnlessServed(ddbLn, &s.ddbSrv)
 	s.ddbURL = "http://" + ddbLn.Addr().String()
+	s3Ln, err := s.listenS3()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if s.s3.srv == nil {
+			s3Ln.Close()
+		}
+	}()
 
 	if s.xray, err = xraystandin.Listen(cfg.XRayAddr); err != nil {
 		return nil, fmt.Errorf("localtest: X-Ray address (%s to move it): %w", EnvXRayAddr, err)
@@ -295,6 +307,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, err
 	}
 	s.secrets.SetGuard(s.guardSecrets)
+	if err := s.startS3(s3Ln, names); err != nil {
+		return nil, err
+	}
 
 	// What the stack runs besides Go code comes from the per-user cache,
 	// installed there on a first run (internal/toolcache), never built
@@ -593,6 +608,7 @@ func (s *Stack) prepareFunction(f *function) error {
 	if t := s.tables[tasksTableID]; t != "" {
 		env[taskstore.EnvTable] = t
 	}
+	maps.Copy(env, s.s3.environment())
 	for k, v := range f.spec.Env {
 		env[k] = v
 	}
@@ -958,6 +974,9 @@ func (s *Stack) Close() error {
 		}
 		if s.ddbSrv != nil {
 			_ = s.ddbSrv.Close()
+		}
+		if err := s.s3.close(); err != nil {
+			errs = append(errs, err)
 		}
 		// Queued events are dropped; killing the emulators ends the runs
 		// in flight; an emulator a run started meanwhile is killed too.
