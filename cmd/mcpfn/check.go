@@ -29,6 +29,10 @@ var widening = map[string][]string{
 	"AWS::Serverless::Function":             {},
 	"AWS::IAM::Role":                        {},
 	"AWS::SecretsManager::RotationSchedule": {"SecretId"},
+	// A bucket policy on mcpfn's payloads bucket, or one that names a
+	// generated role (as principal or in a condition) on a bucket of the
+	// project's.
+	"AWS::S3::BucketPolicy": {"Bucket", "PolicyDocument"},
 }
 
 // rolesNotWidened checks the one thing a diff of the regions cannot: that no
@@ -55,7 +59,7 @@ func rolesNotWidened(tmpl []byte) error {
 			for _, prop := range widening[typ] {
 				for _, target := range referenced(r.Properties[prop]) {
 					if generated[target] {
-						errs = append(errs, fmt.Errorf("%s (%s) attaches to %s, which mcpfn generates: a tool's role and invokers are what its declaration says; declare the access on the tool instead (Tables) and run `mcpfn template`", id, typ, target))
+						errs = append(errs, fmt.Errorf("%s (%s) attaches to %s, which mcpfn generates: a tool's role and invokers are what its declaration says; declare the access on the tool instead (Tables, Buckets) and run `mcpfn template`", id, typ, target))
 					}
 				}
 			}
