@@ -464,3 +464,41 @@ func procStatusMiB(t *testing.T, field string) int64 {
 	}
 	return 0
 }
+
+// TestS3RefusesBrowsersAndForeignHosts: the S3 endpoint, like every local
+// endpoint, refuses a foreign Host (DNS rebinding) and what a browser
+// sends for a page before it reads a signature; the one exception is a
+// presigned GET (TestS3APresignedURLWorksUntilItExpires).
+func TestS3RefusesBrowsersAndForeignHosts(t *testing.T) {
+	bucket := stack.Bucket(samgen.PayloadsBucket)
+	for name, tc := range map[string]struct {
+		host   string
+		header http.Header
+		want   string
+	}{
+		"a foreign Host":     {host: "rebound.example", want: "loopback only"},
+		"an Origin":          {header: http.Header{"Origin": {"https://evil.example"}}, want: "browser requests (Origin)"},
+		"a cross-site fetch": {header: http.Header{"Sec-Fetch-Site": {"cross-site"}}, want: "browser requests (Sec-Fetch-Site)"},
+		"no signature":       {want: "<Message>Access Denied</Message>"},
+	} {
+		r, err := http.NewRequestWithContext(t.Context(), http.MethodGet, stack.S3URL()+"/"+bucket+"/"+s3probe.Name+"/results/x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.host != "" {
+			r.Host = tc.host
+		}
+		for k, v := range tc.header {
+			r.Header[k] = v
+		}
+		res, err := stack.S3HTTPClient().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "<Code>AccessDenied</Code>") || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s: %d %s", name, res.StatusCode, b)
+		}
+	}
+}
