@@ -9,6 +9,9 @@
 //   - DynamoDB Local with the tables of template.yaml (or an existing
 //     endpoint), the X-Ray daemon stand-in writing xray.jsonl, and a local
 //     JWT issuer;
+//   - an S3 stand-in with the buckets of template.yaml (s3.go:
+//     internal/s3standin behind internal/s3front, on TLS), which the
+//     functions reach through AWS_ENDPOINT_URL_S3;
 //   - the gateway, configured from template.yaml's GatewayFunction
 //     environment, serving MCP on /mcp;
 //   - an AgentCore Gateway stand-in (agentcore.go), wired as template.yaml
