@@ -184,11 +184,9 @@ func (f *Front) checkACL(r *http.Request, op *operation) *s3Error {
 // exists asks the stand-in whether the object exists (a HEAD, which reads
 // no bytes).
 func (f *Front) exists(r *http.Request, op *operation) bool {
-	head, err := http.NewRequestWithContext(r.Context(), http.MethodHead, r.URL.Path, nil)
-	if err != nil {
-		return false
-	}
-	head.Host = r.Host
+	head := r.Clone(r.Context())
+	head.Method, head.Header, head.Body, head.ContentLength = http.MethodHead, http.Header{}, http.NoBody, 0
+	head.URL = &url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath}
 	rec := &statusRecorder{header: http.Header{}}
 	f.Upstream.ServeHTTP(rec, head)
 	return rec.status == 0 || rec.status == http.StatusOK

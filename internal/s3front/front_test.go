@@ -204,6 +204,18 @@ func TestARoleReachesItsOwnPrefixesOnly(t *testing.T) {
 			t.Errorf("%s: %v, want AccessDenied", name, err)
 		}
 	}
+	// Keys with spaces, non-ASCII and reserved characters, signed as the
+	// SDK signs them.
+	odd := "note_add/results/a b/ü+é=&%41/x"
+	if _, err := put(ctx, tool, odd, result); err != nil {
+		t.Fatalf("an odd key: %v", err)
+	}
+	if b, _, err := get(ctx, tool, odd, ""); err != nil || !bytes.Equal(b, result) {
+		t.Fatalf("an odd key read back: %v %q", err, b)
+	}
+	if _, _, err := get(ctx, tool, "note_add/results/a b/ü+é=&A/x", ""); code(err) != "AccessDenied" {
+		t.Errorf("%%41 is not A: %v", err)
+	}
 	// The operator may list: it learns the missing key is missing.
 	if _, _, err := get(ctx, w.client(w.admin, w.tlsURL), "note_add/results/nothing", ""); code(err) != "NoSuchKey" {
 		t.Errorf("the operator reads a missing key: %v, want NoSuchKey", err)
