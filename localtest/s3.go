@@ -157,7 +157,10 @@ func (s *Stack) startS3(ln net.Listener, names *localNames) error {
 		}
 		created = append(created, name)
 	}
+	// Bodies wait here while the front checks them; what a killed run
+	// left is of no use.
 	spool := filepath.Join(s.dir, "s3-spool")
+	_ = os.RemoveAll(spool)
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return fmt.Errorf("localtest: %w", err)
 	}
