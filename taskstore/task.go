@@ -117,6 +117,23 @@ func InputRequired(requests map[string]json.RawMessage, requestState []byte) Out
 	return Outcome{Status: StatusInputRequired, InputRequests: requests, RequestState: requestState}
 }
 
+// Completes reports whether responses, with the answers already accepted,
+// answer every request of the task's current round: the tasks/update that
+// sends them resumes the task (unless another update does first).
+func (t *Task) Completes(responses map[string]json.RawMessage) bool {
+	if t.Status != StatusInputRequired {
+		return false
+	}
+	for k := range t.InputRequests {
+		_, before := t.InputResponses[k]
+		_, now := responses[k]
+		if !before && !now {
+			return false
+		}
+	}
+	return true
+}
+
 // RoundResponses returns the answers to the current round's requests: what
 // the next run is invoked with as inputResponses.
 func (t *Task) RoundResponses() map[string]json.RawMessage {
