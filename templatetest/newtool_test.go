@@ -114,7 +114,7 @@ func TestANewToolNeedsOnlyItsCodeAndOneCommand(t *testing.T) {
 		t.Fatal("no BroadcastCountFunction")
 	}
 	want := declaredGrants(e.Tool)
-	for _, g := range append(append(auditGrant("broadcast_count"), taskGrant...), ownKey("BroadcastCount")) {
+	for _, g := range append(append(auditGrant("broadcast_count"), taskGrant("broadcast_count", false)...), ownKey("BroadcastCount")) {
 		want[g] = true
 	}
 	if got := grants(t, fn.LogicalID, fn.Properties); !maps.Equal(got, want) {
