@@ -88,20 +88,23 @@ func ownerSlots(owner string) string {
 	return slotsOwner + base64.RawURLEncoding.EncodeToString(h[:])
 }
 
-// Admit takes a slot for task id of owner: first of the total, then of the
-// owner (a refused owner gives the total's back). A task admitted before
-// (a resume) keeps its slots, admitted afresh. A reached limit is a
-// *LimitError.
+// Admit takes a slot for task id of owner: first of the owner, then of the
+// total (a refused total gives the owner's back). The narrower limit goes
+// first, so one owner's burst never holds more than its own limit of the
+// total's slots, even for the moment before its refusals give them back. A
+// task admitted before (a resume) keeps its slots, admitted afresh. A
+// reached limit is a *LimitError.
 func (s *Store) Admit(ctx context.Context, owner, id string, lim Limits) error {
 	if !validID(id) {
 		return fmt.Errorf("taskstore: %q is not a task id", id)
 	}
 	at := s.now()
-	if err := s.take(ctx, slotsAll, id, at, lim.Total, LimitTotal, lim.Hold); err != nil {
+	mine := ownerSlots(owner)
+	if err := s.take(ctx, mine, id, at, lim.PerOwner, LimitPerOwner, lim.Hold); err != nil {
 		return err
 	}
-	if err := s.take(ctx, ownerSlots(owner), id, at, lim.PerOwner, LimitPerOwner, lim.Hold); err != nil {
-		s.free(context.WithoutCancel(ctx), slotsAll, id, at)
+	if err := s.take(ctx, slotsAll, id, at, lim.Total, LimitTotal, lim.Hold); err != nil {
+		_ = s.free(context.WithoutCancel(ctx), mine, id, at)
 		return err
 	}
 	return nil

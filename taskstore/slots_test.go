@@ -58,7 +58,7 @@ func TestAdmitCapsWorkingTasksPerOwnerAndInTotal(t *testing.T) {
 	}
 	_, err = admitted(t, s, "jwt:carol", lim)
 	wantLimit(t, err, taskstore.LimitTotal, 3)
-	// alice's refusal gave its total slot back: bob's was the third.
+	// alice's refusal took none of the total: bob's was the third.
 }
 
 // TestSlotFreesWhenItsTaskEndsOrItsHoldPasses: nobody polls, and yet a
@@ -162,11 +162,12 @@ func TestResumedTaskIsAdmittedAgain(t *testing.T) {
 
 // TestConcurrentAdmissionsStopAtTheCap: 200 admissions of one owner at
 // once: exactly the cap is admitted, every other one is refused by the
-// per-owner limit.
+// per-owner limit — never by the total, which the burst must not fill
+// even for a moment.
 func TestConcurrentAdmissionsStopAtTheCap(t *testing.T) {
 	s, _ := newStore(t, taskstore.Options{})
 	const n, max = 200, 5
-	lim := taskstore.Limits{PerOwner: max, Total: 1000, Hold: hold}
+	lim := taskstore.Limits{PerOwner: max, Total: 2 * max, Hold: hold}
 	var ok, refused atomic.Int32
 	fs := make([]func(context.Context) error, n)
 	for i := range fs {
