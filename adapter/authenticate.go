@@ -73,7 +73,9 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) (ti
 	if d.source != SourceEnvelope || d.task != "" || claims.ExpiresAt == nil {
 		return time.Time{}, nil
 	}
-	return claims.ExpiresAt.Time, nil
+	// exp is whole seconds (a JWT NumericDate), the gateway's deadline
+	// truncated: the wait ends within the second after it.
+	return claims.ExpiresAt.Time.Add(time.Second), nil
 }
 
 // refused records the caller the payload claimed (as unverified) and builds

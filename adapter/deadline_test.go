@@ -187,15 +187,18 @@ func envelopeExpiring(t testing.TB, callID, task string, expires time.Time) []by
 // stops waiting for a forwarded call at its token's expiry; a handler still
 // running then (here one that would sleep ten minutes, in a function whose
 // timeout is fifteen) has its context ended right there, and the call ends
-// TIMEOUT at the handler stage — not at the function's own deadline.
+// TIMEOUT at the handler stage — not at the function's own deadline. The
+// token says the deadline in whole seconds, truncated: the handler stops
+// within the second after it (here the gateway waits 25.5 s, the token
+// says 25 s, the handler stops at 26 s).
 func TestSynchronousHandlerStopsAtItsTokensExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		fn := newFunction(widgetTool(t), quietLogger(), adapter.WithHooks(rec.hooks()))
-		start := time.Now()
-		raw := invoke(t, fn, envelopeExpiring(t, "c-waited", "", start.Add(25*time.Second)), lambdaInvoke{Timeout: 15 * time.Minute})
-		if took := time.Since(start); took != 25*time.Second {
-			t.Errorf("the handler ran %v, want the gateway's 25 s wait", took)
+		start := time.Now() // synctest's epoch: a whole second
+		raw := invoke(t, fn, envelopeExpiring(t, "c-waited", "", start.Add(25500*time.Millisecond)), lambdaInvoke{Timeout: 15 * time.Minute})
+		if took := time.Since(start); took != 26*time.Second {
+			t.Errorf("the handler ran %v, want the second after the gateway's 25.5 s wait", took)
 		}
 		res, rpcErr := envelopeResult(t, raw)
 		if rpcErr != nil {
