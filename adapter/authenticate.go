@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcpfn/mcpfn/calltoken"
 )
@@ -26,16 +27,25 @@ func WithCallVerifier(v *calltoken.Verifier) Option {
 //     require scopes refuse it. A token that is present must verify.
 //   - A JSON-RPC call (a client invoking the function directly) never has an
 //     identity.
-func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) error {
+//
+// It returns when the call's waiter gives up: for a synchronous call the
+// gateway forwarded, its token's expiry, which the gateway sets to the
+// deadline of its own wait (its invoke timeout, cut to its own Lambda
+// deadline). Past it nobody reads the answer, so the call's context ends
+// there (runCall), and a handler that honours it stops instead of running,
+// billed, to the function's own timeout. A task run's token lives its run
+// window, an AgentCore call's a minute whatever the AgentCore Gateway
+// waits: neither says when a waiter gives up, so both return zero.
+func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) (time.Time, error) {
 	switch {
 	case d.source == SourceEnvelope:
 	case d.source == SourceAgentCore && d.callToken != "":
 	default:
-		return nil
+		return time.Time{}, nil
 	}
 	v := f.opts.verifier
 	if v == nil {
-		return refused(call, d, &calltoken.Error{Reason: calltoken.ReasonNoKeys,
+		return time.Time{}, refused(call, d, &calltoken.Error{Reason: calltoken.ReasonNoKeys,
 			Detail: "this function has no call-token keys (MCPFN_CALL_KEY_SECRET)"})
 	}
 	// Each format has one signer: a gateway token does not open the
@@ -49,7 +59,7 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) err
 	}
 	claims, err := v.Verify(ctx, d.callToken, want)
 	if err != nil {
-		return refused(call, d, err)
+		return time.Time{}, refused(call, d, err)
 	}
 	if d.source == SourceAgentCore && claims.CallID != "" {
 		// The interceptor's call id: a replayed token names the same call,
@@ -60,7 +70,12 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) err
 	if call.caller != nil && call.caller.Tenant != "" {
 		call.tenant = call.caller.Tenant
 	}
-	return nil
+	if d.source != SourceEnvelope || d.task != "" || claims.ExpiresAt == nil {
+		return time.Time{}, nil
+	}
+	// exp is whole seconds (a JWT NumericDate), the gateway's deadline
+	// truncated: the wait ends within the second after it.
+	return claims.ExpiresAt.Time.Add(time.Second), nil
 }
 
 // refused records the caller the payload claimed (as unverified) and builds

@@ -32,6 +32,8 @@ type callRun struct {
 	stopWatch context.CancelFunc
 	task      *taskRun
 	rpcErr    *wire.RPCError
+	// endWait releases the deadline of the gateway's wait (authenticate).
+	endWait context.CancelFunc
 }
 
 // callSteps are steps 1–7 of the chain, in order. Each returns the stage at
@@ -58,6 +60,11 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		r.ctx, cancel = context.WithDeadline(r.ctx, dl.Add(-f.opts.reserve))
 		defer cancel()
 	}
+	defer func() {
+		if r.endWait != nil {
+			r.endWait() // after finish: the row is written first
+		}
+	}()
 	defer r.finish(started)
 	for _, step := range callSteps {
 		if stage, err := step(r); err != nil {
@@ -98,8 +105,15 @@ func (r *callRun) checkDecoded() (Stage, error) {
 // authenticate is the end of step 1: the identity comes from a call token
 // that verifies, and from nothing else; an envelope whose token does not
 // verify is refused before any hook runs.
+//
+// A synchronous call the gateway forwarded ends when the gateway stops
+// waiting for it: its token's expiry (authenticate.go).
 func (r *callRun) authenticate() (Stage, error) {
-	return StageAuthenticate, r.f.authenticate(r.ctx, r.call, r.d)
+	waited, err := r.f.authenticate(r.ctx, r.call, r.d)
+	if err == nil && !waited.IsZero() {
+		r.ctx, r.endWait = context.WithDeadline(r.ctx, waited)
+	}
+	return StageAuthenticate, err
 }
 
 // openRound: a multi-round retry's state must be the one this tool sealed

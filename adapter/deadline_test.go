@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // hangingCredentials is a credential provider that never answers until
@@ -156,6 +159,72 @@ func TestIdempotentDestructiveTimeoutStaysRetryable(t *testing.T) {
 		res, _ := envelopeResult(t, raw)
 		if body := res.errorBody(t); body.Error != string(adapter.CodeTimeout) || !body.Retryable {
 			t.Fatalf("answer %+v", body)
+		}
+	})
+}
+
+// envelopeExpiring is envelopeOf with a token that expires at expires —
+// the deadline the gateway gives its wait for the answer — and names task
+// (a task run) when set.
+func envelopeExpiring(t testing.TB, callID, task string, expires time.Time) []byte {
+	t.Helper()
+	args := mustJSON(t, map[string]any{"entityId": "w", "sleepMs": 600000})
+	tok, err := lambdatest.Signer(map[string]string{"widget_update": testFunction}).Sign(calltoken.Call{
+		Tool: "widget_update", CallID: callID, Args: args, Expires: expires, Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := wire.Envelope{Version: wire.EnvelopeVersion, CallID: callID, CallToken: tok,
+		Params: wire.EnvelopeParams{Name: "widget_update", Arguments: args},
+		MCP:    wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: "2026-07-28"}}
+	if task != "" {
+		env.Task = &wire.TaskRun{ID: task}
+	}
+	return mustJSON(t, env)
+}
+
+// TestSynchronousHandlerStopsAtItsTokensExpiry (issue 20, M2): the gateway
+// stops waiting for a forwarded call at its token's expiry; a handler still
+// running then (here one that would sleep ten minutes, in a function whose
+// timeout is fifteen) has its context ended right there, and the call ends
+// TIMEOUT at the handler stage — not at the function's own deadline. The
+// token says the deadline in whole seconds, truncated: the handler stops
+// within the second after it (here the gateway waits 25.5 s, the token
+// says 25 s, the handler stops at 26 s).
+func TestSynchronousHandlerStopsAtItsTokensExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		fn := newFunction(widgetTool(t), quietLogger(), adapter.WithHooks(rec.hooks()))
+		start := time.Now() // synctest's epoch: a whole second
+		raw := invoke(t, fn, envelopeExpiring(t, "c-waited", "", start.Add(25500*time.Millisecond)), lambdaInvoke{Timeout: 15 * time.Minute})
+		if took := time.Since(start); took != 26*time.Second {
+			t.Errorf("the handler ran %v, want the second after the gateway's 25.5 s wait", took)
+		}
+		res, rpcErr := envelopeResult(t, raw)
+		if rpcErr != nil {
+			t.Fatalf("protocol error %+v", rpcErr)
+		}
+		if body := res.errorBody(t); body.Error != string(adapter.CodeTimeout) {
+			t.Fatalf("answer %+v", body)
+		}
+		if got := rec.only(t); got.Stage != adapter.StageHandler {
+			t.Fatalf("ended at stage %s", got.Stage)
+		}
+	})
+}
+
+// TestOnlyTheGatewaysWaitEndsAHandler: an AgentCore call's token lives a
+// minute whatever the AgentCore Gateway waits, so its expiry does not end
+// the handler; the function's own deadline does.
+func TestOnlyTheGatewaysWaitEndsAHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fn := newFunction(widgetTool(t), quietLogger())
+		args := `{"entityId":"w","sleepMs":90000}`
+		tok := lambdatest.InterceptorToken(testFunction, "widget_update", "", nil, []byte(args), time.Now().Add(time.Minute))
+		start := time.Now()
+		res := agentCoreResult(t, invoke(t, fn, withToken(args, tok), lambdaInvoke{Custom: agentCoreContext("widgets___widget_update"), Timeout: 5 * time.Minute}))
+		if took := time.Since(start); took != 90*time.Second || res.IsError {
+			t.Fatalf("an AgentCore call ran %v: %+v", took, res)
 		}
 	})
 }

@@ -63,7 +63,9 @@ const (
 	EnvListenAddr         = "MCPFN_LISTEN_ADDR"          // local server address, default 127.0.0.1:8080
 	EnvToolsList          = "MCPFN_TOOLS_LIST"           // hide | show: tools a caller lacks scopes for (default hide)
 	EnvTaskRunWindow      = "MCPFN_TASK_RUN_WINDOW"      // Go duration a task run may start in, default 40m
-	EnvSessionKeySecret   = "MCPFN_SESSION_KEY_SECRET"   // secret id of the key legacy session ids are MACed with
+	EnvSessionKeySecret   = "MCPFN_SESSION_KEY_SECRET"   // secret id of the gateway's own key: session ids, task records
+	EnvMaxTasksPerCaller  = "MCPFN_MAX_TASKS_PER_CALLER" // working tasks of one caller, default 10
+	EnvMaxTasks           = "MCPFN_MAX_TASKS"            // working tasks of all callers, default 100
 	// taskstore.EnvTable (MCPFN_TASKS_TABLE) names the tasks table;
 	// MCPFN_TASK_TTL and MCPFN_TASK_POLL_INTERVAL_MS tune its tasks.
 )
@@ -79,6 +81,8 @@ const (
 	defaultMaxInvokes  = 128
 	defaultMaxReqInv   = 32
 	defaultDeadlineRes = 250 * time.Millisecond
+	defaultMaxTasksPer = 10
+	defaultMaxTasks    = 100
 )
 
 // Invoker is the part of the Lambda API the gateway uses. *lambda.Client
@@ -243,6 +247,15 @@ type Config struct {
 	// working TaskRunWindow plus 15 minutes (Lambda's longest run) after
 	// its last update is reported failed. Default 40m.
 	TaskRunWindow time.Duration
+	// MaxTasksPerCaller and MaxTasks cap the working tasks of one caller
+	// and of all callers together (a caller's tasks/update that resumes a
+	// task counts too): a task over either is refused with RATE_LIMITED
+	// naming the limit, and never created. A task's slot is free once it
+	// stops working, or at the latest TaskRunWindow plus 15 minutes after
+	// it was admitted (taskstore.Limits). Defaults 10 and 100. Under
+	// AuthNone every caller is one caller.
+	MaxTasksPerCaller int
+	MaxTasks          int
 
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
@@ -343,14 +356,17 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 			cfg.Tasks = taskstore.New(audit.NewDynamoClient(awsCfg), table, opts)
 		}
 	}
-	var attempts, maxBatch, maxInvokes, maxReqInvokes int64
+	var attempts, maxBatch, maxInvokes, maxReqInvokes, maxTasksPer, maxTasks int64
 	intVar(EnvMaxBodyBytes, &cfg.MaxBodyBytes)
 	intVar(EnvInvokeAttempts, &attempts)
 	intVar(EnvMaxBatch, &maxBatch)
 	intVar(EnvMaxInvokes, &maxInvokes)
 	intVar(EnvMaxRequestInvokes, &maxReqInvokes)
+	intVar(EnvMaxTasksPerCaller, &maxTasksPer)
+	intVar(EnvMaxTasks, &maxTasks)
 	cfg.InvokeAttempts, cfg.MaxBatch = int(attempts), int(maxBatch)
 	cfg.MaxInvokes, cfg.MaxInvokesPerRequest = int(maxInvokes), int(maxReqInvokes)
+	cfg.MaxTasksPerCaller, cfg.MaxTasks = int(maxTasksPer), int(maxTasks)
 	var auditor *audit.Auditor
 	if getenv(audit.EnvTable) != "" {
 		a, err := audit.NewFrom(context.Background(), getenv)
@@ -483,8 +499,10 @@ func (c *Config) check() error {
 	c.MaxBatch = cmp.Or(c.MaxBatch, defaultMaxBatch)
 	c.MaxInvokes = cmp.Or(c.MaxInvokes, defaultMaxInvokes)
 	c.MaxInvokesPerRequest = cmp.Or(c.MaxInvokesPerRequest, defaultMaxReqInv)
-	if c.MaxBatch < 0 || c.MaxInvokes < 0 || c.MaxInvokesPerRequest < 0 {
-		errs = append(errs, errors.New("gateway: MaxBatch, MaxInvokes and MaxInvokesPerRequest must be positive"))
+	c.MaxTasksPerCaller = cmp.Or(c.MaxTasksPerCaller, defaultMaxTasksPer)
+	c.MaxTasks = cmp.Or(c.MaxTasks, defaultMaxTasks)
+	if c.MaxBatch < 0 || c.MaxInvokes < 0 || c.MaxInvokesPerRequest < 0 || c.MaxTasksPerCaller < 0 || c.MaxTasks < 0 {
+		errs = append(errs, errors.New("gateway: MaxBatch, MaxInvokes, MaxInvokesPerRequest, MaxTasksPerCaller and MaxTasks must be positive"))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

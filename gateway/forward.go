@@ -397,6 +397,16 @@ func (f *forward) failure(code adapter.Code, msg string, ambiguous bool, cause e
 	return errorResult(e)
 }
 
+// refuse is failure with the error built by the caller (a limit's, with
+// its own details): the call was never sent.
+func (f *forward) refuse(e *adapter.Error, cause error) *mcp.CallToolResult {
+	f.code, f.public, f.cause, f.throttle, f.delivery = e.Code, e, cause, e.Code == adapter.CodeRateLimited, notSent
+	f.end = time.Now()
+	f.g.cfg.Logger.Warn("mcpfn gateway: call refused",
+		"tool", f.tool, "function", f.function, "callId", f.callID, "code", string(e.Code), "error", cause.Error())
+	return errorResult(e)
+}
+
 // errorResult is the isError tool result the model reads, in the error
 // body a function writes for failures inside it.
 func errorResult(e *adapter.Error) *mcp.CallToolResult {

@@ -52,6 +52,8 @@ type Gateway struct {
 	now   func() time.Time // the clock of task run windows; tests move it
 	// sessions mint and verify legacy clients' session ids (session.go).
 	sessions sessionKeys
+	// records seal and verify task records (records.go).
+	records taskstore.RecordKeys
 }
 
 // requestInfo is what the HTTP front learned about one JSON-RPC message that
@@ -115,6 +117,11 @@ func New(cfg Config) (*Gateway, error) {
 	if err := g.loadSessionKeys(ctx); err != nil {
 		stop()
 		return nil, err
+	}
+	if g.tasks != nil {
+		// Every record the gateway reads must verify; every task it
+		// creates is sealed (records.go).
+		g.tasks = g.tasks.Sealed(g.records)
 	}
 	if g.invoker == nil {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -48,12 +49,19 @@ const sessionMACBytes = 16
 // verifies (the secret's previous version, during a rotation).
 type sessionKeys [][]byte
 
-// loadSessionKeys sets the gateway's session keys from
-// Config.SessionKeySecret, or a random key of this process.
+// loadSessionKeys sets the gateway's session keys, and the keys its task
+// records are sealed with (records.go), from Config.SessionKeySecret, or
+// random keys of this process.
 func (g *Gateway) loadSessionKeys(ctx context.Context) error {
 	if g.cfg.SessionKeySecret == "" {
 		g.sessions = randomSessionKeys()
+		g.records = randomRecordKeys()
 		if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+			if g.cfg.Tasks != nil {
+				// A task created at one instance would not verify at the
+				// next: every tasks/get would be refused.
+				return fmt.Errorf("gateway: a gateway with a tasks table (%s) on Lambda needs %s: its task records are sealed with a key every instance shares", taskstore.EnvTable, EnvSessionKeySecret)
+			}
 			g.cfg.Logger.Warn("mcpfn gateway: no " + EnvSessionKeySecret + ": the session ids this instance mints do not verify at other instances, where a legacy client's cancel misses its call")
 		}
 		return nil
@@ -66,11 +74,16 @@ func (g *Gateway) loadSessionKeys(ctx context.Context) error {
 		}
 		api = secretsmanager.NewFromConfig(awsCfg)
 	}
-	keys, err := readSessionKeys(ctx, api, g.cfg.SessionKeySecret)
+	secrets, err := readGatewaySecret(ctx, api, g.cfg.SessionKeySecret)
 	if err != nil {
 		return err
 	}
-	g.sessions = keys
+	if g.sessions, err = sessionKeysOf(secrets); err != nil {
+		return fmt.Errorf("gateway: session key secret %s: %w", g.cfg.SessionKeySecret, err)
+	}
+	if g.records, err = recordKeysOf(secrets); err != nil {
+		return fmt.Errorf("gateway: session key secret %s: %w", g.cfg.SessionKeySecret, err)
+	}
 	return nil
 }
 
@@ -85,6 +98,36 @@ func newSessionKey(secret []byte) ([]byte, error) {
 // readSessionKeys reads the secret's current version (which mints) and its
 // previous one (which still verifies), once, at cold start.
 func readSessionKeys(ctx context.Context, api calltoken.SecretsAPI, secretID string) (sessionKeys, error) {
+	secrets, err := readGatewaySecret(ctx, api, secretID)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := sessionKeysOf(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: session key secret %s: %w", secretID, err)
+	}
+	return keys, nil
+}
+
+// sessionKeysOf derives the session keys of the gateway secret's versions
+// (current first); a previous version too short to use is skipped.
+func sessionKeysOf(secrets [][]byte) (sessionKeys, error) {
+	key, err := newSessionKey(secrets[0])
+	if err != nil {
+		return nil, err
+	}
+	keys := sessionKeys{key}
+	for _, prev := range secrets[1:] {
+		if k, err := newSessionKey(prev); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// readGatewaySecret reads the gateway's own secret (GatewaySessionKey): its
+// current version, then its previous one when there is one.
+func readGatewaySecret(ctx context.Context, api calltoken.SecretsAPI, secretID string) ([][]byte, error) {
 	read := func(stage string) ([]byte, error) {
 		out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretID), VersionStage: aws.String(stage)})
 		if err != nil {
@@ -99,22 +142,16 @@ func readSessionKeys(ctx context.Context, api calltoken.SecretsAPI, secretID str
 	if err != nil {
 		return nil, fmt.Errorf("gateway: reading the session key secret %s: %w", secretID, err)
 	}
-	key, err := newSessionKey(cur)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: session key secret %s: %w", secretID, err)
-	}
-	keys := sessionKeys{key}
+	secrets := [][]byte{cur}
 	var notFound *types.ResourceNotFoundException
 	switch prev, err := read("AWSPREVIOUS"); {
 	case errors.As(err, &notFound):
 	case err != nil:
 		return nil, fmt.Errorf("gateway: reading the previous version of the session key secret %s: %w", secretID, err)
 	default:
-		if k, err := newSessionKey(prev); err == nil {
-			keys = append(keys, k)
-		}
+		secrets = append(secrets, prev)
 	}
-	return keys, nil
+	return secrets, nil
 }
 
 // randomSessionKeys is a key of this process only: without a configured

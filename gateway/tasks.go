@@ -202,23 +202,19 @@ func (g *Gateway) taskMethod(r *http.Request, ri *requestInfo, m *taskMessage) (
 			err = merr
 		}
 	case "tasks/cancel":
-		err = g.tasks.Cancel(ctx, owner, id)
-	case "tasks/update":
-		var (
-			t      *taskstore.Task
-			resume bool
-		)
-		t, resume, err = g.tasks.Update(ctx, owner, id, m.Params.InputResponses)
-		if err == nil && resume {
-			g.resumeTask(ctx, ri, m, t)
+		if err = g.tasks.Cancel(ctx, owner, id); err == nil {
+			g.releaseSlot(ctx, owner, id)
 		}
-		if errors.Is(err, taskstore.ErrTooLarge) {
-			return nil, &wire.RPCError{Code: wire.RPCInvalidParams, Message: "the input responses are too large for the task"}
+	case "tasks/update":
+		if rpcErr := g.updateTask(ctx, ri, m, owner, id); rpcErr != nil {
+			return nil, rpcErr
 		}
 	}
 	switch {
 	case errors.Is(err, taskstore.ErrNotFound):
 		return nil, &wire.RPCError{Code: wire.RPCInvalidParams, Message: "task not found"}
+	case errors.Is(err, taskstore.ErrTampered):
+		return nil, g.tampered(ri, id)
 	case err != nil:
 		g.cfg.Logger.Warn("mcpfn gateway: task store failed", "method", ri.method, "error", err.Error())
 		return nil, &wire.RPCError{Code: wire.RPCInternalError, Message: "the task store is unavailable; retry later"}
@@ -299,21 +295,38 @@ func ownerOf(id *adapter.Identity) string {
 }
 
 // startTask is the forwarder's task path for an authorized call: it
-// creates the task, invokes its first run and stashes the CreateTaskResult
-// for serveTasks. A failure answers the call as the failed call it is (an
-// isError result, as a synchronous call's), and the task, if written, ends
-// failed.
+// admits the task into a slot of its caller and of the total (a reached
+// limit refuses the call: RATE_LIMITED, naming the limit), creates it,
+// invokes its first run and stashes the CreateTaskResult for serveTasks. A
+// failure answers the call as the failed call it is (an isError result, as
+// a synchronous call's), and the task, if written, ends failed.
 func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope, start time.Time) *mcp.CallToolResult {
 	// A task is cancelled through its record, and reports progress as its
 	// statusMessage: no cancel marker, no stream.
 	env.Cancel, env.Stream = nil, nil
-	params, err := json.Marshal(env.Params)
+	owner := ownerOf(ri.identity)
+	id := taskstore.NewID(t.Name())
+	f := &forward{g: g, tool: t.Name(), function: function, callID: env.CallID, start: start, delivery: notSent}
+	err := g.tasks.Admit(ctx, owner, id, g.taskLimits())
+	var limit *taskstore.LimitError
+	if errors.As(err, &limit) {
+		res := f.refuse(g.limitError(limit, env.CallID), err)
+		if g.cfg.Recorder != nil {
+			g.recordUnseen(ctx, ri, env, f, "", t.Destructive())
+		}
+		return res
+	}
 	var task *taskstore.Task
 	if err == nil {
-		task, err = g.tasks.Create(ctx, taskstore.NewTask{Owner: ownerOf(ri.identity), Tool: t.Name(), Function: function, CallID: env.CallID, Params: params})
+		var params []byte
+		if params, err = json.Marshal(env.Params); err == nil {
+			task, err = g.tasks.Create(ctx, taskstore.NewTask{ID: id, Owner: owner, Tool: t.Name(), Function: function, CallID: env.CallID, Params: params})
+		}
+		if err != nil {
+			g.releaseSlot(ctx, owner, id)
+		}
 	}
 	if err != nil {
-		f := &forward{g: g, tool: t.Name(), function: function, callID: env.CallID, start: start, delivery: notSent}
 		code, msg := adapter.CodeUnavailable, "the gateway cannot record the task right now; retry later"
 		if errors.Is(err, taskstore.ErrTooLarge) {
 			code, msg = adapter.CodePayloadTooLarge, "the call's arguments are too large for a task"
@@ -334,32 +347,147 @@ func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Too
 	return &mcp.CallToolResult{}
 }
 
+// updateTask answers tasks/update: the caller must still hold the scopes
+// of the task's tool (from the catalog, by the id's tool), and the update
+// that answers the round's last request resumes the task only once it is
+// admitted again into a slot. Every refusal is a JSON-RPC error; a nil
+// answer is the ack.
+func (g *Gateway) updateTask(ctx context.Context, ri *requestInfo, m *taskMessage, owner, id string) *wire.RPCError {
+	tool, _ := taskstore.ToolOf(id)
+	t := g.tools[tool]
+	if t == nil {
+		return &wire.RPCError{Code: wire.RPCInvalidParams, Message: "task not found"}
+	}
+	// Resuming runs the tool again, as the caller: authorized again, as a
+	// tools/call is, however the task came to be.
+	if denied := authorizeTool(t, ri.identity, ""); denied != nil {
+		g.refuseResume(ctx, ri, t, id, denied, nil)
+		return &wire.RPCError{Code: wire.RPCInvalidParams, Message: denied.Message, Data: denied.Body()}
+	}
+	prior, err := g.tasks.Get(ctx, owner, id)
+	if err == nil && prior.Completes(m.Params.InputResponses) {
+		err = g.tasks.Admit(ctx, owner, id, g.taskLimits())
+		var limit *taskstore.LimitError
+		if errors.As(err, &limit) {
+			e := g.limitError(limit, "")
+			g.refuseResume(ctx, ri, t, id, e, err)
+			return &wire.RPCError{Code: wire.RPCInternalError, Message: e.Message, Data: e.Body()}
+		}
+	}
+	var (
+		task   *taskstore.Task
+		resume bool
+	)
+	if err == nil {
+		task, resume, err = g.tasks.Update(ctx, owner, id, m.Params.InputResponses)
+	}
+	switch {
+	case err == nil:
+		if resume {
+			g.resumeTask(ctx, ri, m, task)
+		}
+		return nil
+	case errors.Is(err, taskstore.ErrTooLarge):
+		return &wire.RPCError{Code: wire.RPCInvalidParams, Message: "the input responses are too large for the task"}
+	case errors.Is(err, taskstore.ErrNotFound):
+		return &wire.RPCError{Code: wire.RPCInvalidParams, Message: "task not found"}
+	case errors.Is(err, taskstore.ErrTampered):
+		return g.tampered(ri, id)
+	}
+	g.cfg.Logger.Warn("mcpfn gateway: task store failed", "method", ri.method, "error", err.Error())
+	return &wire.RPCError{Code: wire.RPCInternalError, Message: "the task store is unavailable; retry later"}
+}
+
+// refuseResume writes the gateway's row of a resume it refused: the round
+// the update would have run, under a call id of its own, for the tool the
+// catalog names.
+func (g *Gateway) refuseResume(ctx context.Context, ri *requestInfo, t *adapter.Tool, id string, e *adapter.Error, cause error) {
+	if g.cfg.Recorder == nil {
+		return
+	}
+	env := wire.Envelope{CallID: wire.NewCallID(), MCP: wire.EnvelopeMCP{Method: "tasks/update"}, Task: &wire.TaskRun{ID: id}, SessionID: ri.sessionID,
+		Params: wire.EnvelopeParams{Name: t.Name()}}
+	now := time.Now()
+	f := &forward{g: g, tool: t.Name(), function: g.cfg.Functions[t.Name()], callID: env.CallID, start: now, end: now,
+		code: e.Code, public: e, cause: cause, delivery: notSent, error: true}
+	g.recordUnseen(ctx, ri, &env, f, "", t.Destructive())
+}
+
+// tampered is the answer to a request for a task of the caller's whose
+// record does not verify: nothing acts on it, and the operator is told.
+func (g *Gateway) tampered(ri *requestInfo, id string) *wire.RPCError {
+	g.cfg.Logger.Error("mcpfn gateway: a task record failed its integrity check: it was changed outside the gateway, and is not used",
+		"taskId", id, "method", ri.method)
+	return &wire.RPCError{Code: wire.RPCInternalError, Message: "the task's record was changed outside the gateway; it is not used"}
+}
+
+// taskLimits are the gateway's caps on working tasks: a slot is held at
+// most until no run of its task can still be going.
+func (g *Gateway) taskLimits() taskstore.Limits {
+	return taskstore.Limits{PerOwner: g.cfg.MaxTasksPerCaller, Total: g.cfg.MaxTasks, Hold: g.cfg.TaskRunWindow + maxFunctionRun}
+}
+
+// limitError is the RATE_LIMITED of a task refused by a limit: which
+// limit, its value and variable, and when to retry.
+func (g *Gateway) limitError(l *taskstore.LimitError, callID string) *adapter.Error {
+	variable, msg := EnvMaxTasksPerCaller, fmt.Sprintf("this caller already has %d working tasks, the most the gateway runs at once for one caller", l.Max)
+	if l.Limit == taskstore.LimitTotal {
+		variable, msg = EnvMaxTasks, fmt.Sprintf("the gateway already runs %d working tasks, its limit", l.Max)
+	}
+	details := map[string]any{"limit": variable, "max": l.Max, "retryAfterSeconds": int(l.RetryAfter.Seconds())}
+	if callID != "" {
+		details["callId"] = callID
+	}
+	return adapter.NewError(adapter.CodeRateLimited, msg+" ("+variable+")").WithDetails(details).
+		WithHint(fmt.Sprintf("retry once a task has ended (tasks/get shows it); a slot frees at the latest in %s", l.RetryAfter))
+}
+
+// releaseSlot frees a task's slots once the gateway itself ended it
+// (cancelled, failed). A slot it does not free frees itself (taskstore).
+func (g *Gateway) releaseSlot(ctx context.Context, owner, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := g.tasks.Release(ctx, owner, id); err != nil {
+		g.cfg.Logger.Warn("mcpfn gateway: freeing a task's slot failed; it frees itself when its hold ends", "taskId", id, "error", err.Error())
+	}
+}
+
 // resumeTask invokes the next round of a task whose input tasks/update
 // completed: the same arguments, the round's answers and the sealed state
-// the last round left. The round gets a call id of its own, as every
-// synchronous round does: the audit keys a row (and a destructive call's
-// at-most-once guard) by call id, and the rows of a task's rounds share its
-// taskId.
+// the last round left. The tool and its function are the catalog's, for
+// the tool the verified record names. The round gets a call id of its own,
+// as every synchronous round does: the audit keys a row (and a destructive
+// call's at-most-once guard) by call id, and the rows of a task's rounds
+// share its taskId.
 func (g *Gateway) resumeTask(ctx context.Context, ri *requestInfo, m *taskMessage, task *taskstore.Task) {
 	env := wire.Envelope{Version: wire.EnvelopeVersion, CallID: wire.NewCallID(), SessionID: ri.sessionID, Task: &wire.TaskRun{ID: task.ID}}
 	pv := m.Params.Meta.ProtocolVersion
 	env.MCP = wire.EnvelopeMCP{Era: wire.EraOf(pv), Method: "tools/call", ProtocolVersion: pv, ClientInfo: m.Params.Meta.ClientInfo, JSONRPCID: ri.jsonrpcID}
+	t, function := g.tools[task.Tool], g.cfg.Functions[task.Tool]
 	err := json.Unmarshal(task.Params, &env.Params)
+	if err == nil && env.Params.Name != task.Tool {
+		err = fmt.Errorf("the task's params name tool %q, the task %q", env.Params.Name, task.Tool)
+	}
 	if err == nil {
 		env.Params.InputResponses, err = json.Marshal(task.RoundResponses())
 		env.Params.RequestState = string(task.RequestState)
 	}
-	t := g.tools[task.Tool]
-	if err != nil || t == nil {
+	if err != nil || t == nil || function == "" {
 		g.abandon(ctx, task.ID, "the gateway cannot resume the task")
+		g.releaseSlot(ctx, task.Owner, task.ID)
 		return
 	}
-	g.runTask(ctx, ri, t, task.Function, &env, time.Now())
+	if task.Function != function {
+		// Redeployed meanwhile: the catalog says which function runs
+		// the tool now.
+		g.cfg.Logger.Info("mcpfn gateway: the task's tool now runs in another function", "taskId", task.ID, "recorded", task.Function, "function", function)
+	}
+	g.runTask(ctx, ri, t, function, &env, time.Now())
 }
 
 // runTask signs env (naming its task) with a token valid for the task's run
 // window and invokes the function asynchronously. A refused invoke ends
-// the task failed, and the gateway writes the call's row.
+// the task failed, frees its slot, and the gateway writes the call's row.
 func (g *Gateway) runTask(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope, start time.Time) *mcp.CallToolResult {
 	f := &forward{g: g, tool: t.Name(), function: function, callID: env.CallID, start: start}
 	tok, err := g.signer.Sign(calltoken.Call{
@@ -387,6 +515,7 @@ func (g *Gateway) runTask(ctx context.Context, ri *requestInfo, t *adapter.Tool,
 		return nil
 	}
 	g.abandon(ctx, env.Task.ID, f.public.Message)
+	g.releaseSlot(ctx, ownerOf(ri.identity), env.Task.ID)
 	if g.cfg.Recorder != nil {
 		g.recordUnseen(ctx, ri, env, f, "", t.Destructive())
 	}
@@ -400,6 +529,15 @@ func (f *forward) invokeEvent(ctx context.Context, ri *requestInfo, payload []by
 	defer func() { f.end = time.Now() }()
 	ictx, cancel := context.WithDeadline(ctx, f.g.forwardDeadline(f.start, ri))
 	defer cancel()
+	// Counted like every Invoke: per request (a batch's messages share it)
+	// and per process.
+	release, err := acquire(ictx, ri.invokes, f.g.invokes)
+	if err != nil {
+		f.throttle, f.delivery = true, notSent
+		return f.failure(adapter.CodeRateLimited, "the gateway is at its limit of calls in flight; retry after a short wait", false,
+			fmt.Errorf("no invoke slot before the call's deadline (%w)", err))
+	}
+	defer release()
 	out, err := f.g.invoker.Invoke(ictx, &lambda.InvokeInput{
 		FunctionName:   &f.function,
 		Payload:        payload,
@@ -427,15 +565,17 @@ func (g *Gateway) abandonIfOverdue(ctx context.Context, ri *requestInfo, owner s
 	if !g.abandon(ctx, t.ID, msg) {
 		return g.tasks.Get(ctx, owner, t.ID) // it changed meanwhile
 	}
-	if g.cfg.Recorder != nil {
+	g.releaseSlot(ctx, owner, t.ID)
+	if tool := g.tools[t.Tool]; g.cfg.Recorder != nil && tool != nil {
 		// The lost round's call id is not in the task (a resumed round has
-		// its own): the row has one of its own, and the task's id.
+		// its own): the row has one of its own, and the task's id. Its
+		// tool is the verified record's, its function the catalog's.
 		env := wire.Envelope{CallID: wire.NewCallID(), MCP: wire.EnvelopeMCP{Method: "tools/call"}, Task: &wire.TaskRun{ID: t.ID}}
 		_ = json.Unmarshal(t.Params, &env.Params)
-		f := &forward{g: g, tool: t.Tool, function: t.Function, callID: env.CallID, start: t.LastUpdatedAt, end: g.now(),
+		env.Params.Name = tool.Name()
+		f := &forward{g: g, tool: tool.Name(), function: g.cfg.Functions[tool.Name()], callID: env.CallID, start: t.LastUpdatedAt, end: g.now(),
 			code: adapter.CodeTimeout, public: adapter.NewError(adapter.CodeTimeout, msg), delivery: notSent, error: true}
-		tool := g.tools[t.Tool]
-		g.recordUnseen(ctx, ri, &env, f, "", tool != nil && tool.Destructive())
+		g.recordUnseen(ctx, ri, &env, f, "", tool.Destructive())
 	}
 	return g.tasks.Get(ctx, owner, t.ID)
 }

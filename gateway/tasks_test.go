@@ -89,8 +89,23 @@ func (j *jobs) intake(_ context.Context, call *adapter.Call, in jobIn) (facts, e
 // withTasks gives the gateway a tasks table in DynamoDB Local (from
 // template.yaml) and two task tools; their functions share the table.
 func withTasks(t *testing.T, j *jobs, edit ...func(*Config)) envOption {
+	return withTasksIn(t, j, nil, edit...)
+}
+
+// tasksTable is the gateway's tasks table as any writer of it sees it (the
+// test's credentials, outside any role).
+type tasksTable struct {
+	client *dynamodb.Client
+	name   string
+}
+
+// withTasksIn is withTasks that also hands the test its table.
+func withTasksIn(t *testing.T, j *jobs, tb *tasksTable, edit ...func(*Config)) envOption {
 	return func(c *Config) {
 		srv, table := dynamolocal.TemplateTableForTest(t, "TasksTable", "tasks")
+		if tb != nil {
+			tb.client, tb.name = srv.Client(t.Context()), table
+		}
 		c.Tasks = taskstore.New(srv.Client(t.Context()), table, taskstore.Options{PollInterval: 100 * time.Millisecond})
 		for _, d := range []adapter.ToolDef[jobIn, facts]{
 			{Name: optionalTool, TaskSupport: adapter.TaskOptional},

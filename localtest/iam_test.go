@@ -133,7 +133,8 @@ func TestACompromisedFunctionCannotWriteTasksOutsideItsRole(t *testing.T) {
 	ddb := stack.DynamoDBAs(attackerCreds(t))
 	table := aws.String(stack.Table("TasksTable"))
 	// A new task record or a cancel marker needs PutItem, which only the
-	// gateway's role has.
+	// gateway's role has; nor may UpdateItem (which creates a missing
+	// item) touch either: tasks_iam_test.go.
 	for _, key := range []string{unique("task"), "cancel#" + unique("call")} {
 		_, err := ddb.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: table, Item: map[string]types.AttributeValue{
 			"taskId": &types.AttributeValueMemberS{Value: key}, "expiresAt": &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Add(time.Hour).Unix())}}})

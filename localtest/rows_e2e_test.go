@@ -166,8 +166,8 @@ func (p *faultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// releaseServer answers the progress fixture's hold requests (GET /<id>) only
-// once the test releases that id.
+// releaseServer holds the progress fixture's hold requests (GET /<id>)
+// until the caller gives up (the function's context ends) or the test ends.
 type releaseServer struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -208,8 +208,6 @@ func (h *releaseServer) gate(id string) chan struct{} {
 	}
 	return ch
 }
-
-func (h *releaseServer) release(id string) { close(h.gate(id)) }
 
 // gaveUpStack is a small stack of the progress fixture whose gateway gives
 // up after invokeTimeout and reaches the Invoke API through proxy, with
@@ -256,6 +254,9 @@ func gatewayError(t *testing.T, res *mcp.CallToolResult) (code, callID string) {
 // up — and the gateway's own row, final, saying what the gateway told the
 // caller and that the function may have run. Before, the gateway's pending
 // row took the call's key and the function's row was refused in silence.
+// A call that outlives the gateway's wait is stopped when the wait ends
+// (its call token's expiry, issue 20): its handler, which honours its
+// context, ends there, and the function's row says TIMEOUT at the handler.
 func TestCallsTheGatewayGaveUpOnKeepTheFunctionsRow(t *testing.T) {
 	const (
 		n        = 50
@@ -314,9 +315,10 @@ func TestCallsTheGatewayGaveUpOnKeepTheFunctionsRow(t *testing.T) {
 		}
 		return callIDs
 	}
-	// check: each call has the function's final row (ok, its entity: the
-	// outcome) and the gateway's (code, outcome unknown), none pending.
-	check := func(t *testing.T, callIDs map[string]string, code string) {
+	// check: each call has the function's final row (its entity; ok, or
+	// failed with fnCode at the handler: the outcome) and the gateway's
+	// (code, outcome unknown), none pending.
+	check := func(t *testing.T, callIDs map[string]string, code, fnCode string) {
 		for id, callID := range callIDs {
 			rows, err := a.EntityRows(t.Context(), "entityId", id, audit.QueryOptions{})
 			if err != nil {
@@ -335,8 +337,9 @@ func TestCallsTheGatewayGaveUpOnKeepTheFunctionsRow(t *testing.T) {
 			switch {
 			case c.CallID != callID || c.OutcomeBy != audit.OutcomeByFunction || fn == nil || gw == nil:
 				t.Errorf("%s: call %+v, want call %s: the function's row its outcome, and the gateway's", id, c, callID)
-			case fn.Status != audit.StatusDone || !fn.OK || fn.Dimensions["entityId"] != id || audit.WriterOf(fn) != progress.Name:
-				t.Errorf("%s: the function's row %+v, want final, ok, entity %s", id, *fn, id)
+			case fn.Status != audit.StatusDone || fn.OK != (fnCode == "") || fn.ErrorCode != fnCode || (fnCode != "" && fn.Stage != string(adapter.StageHandler)) ||
+				fn.Dimensions["entityId"] != id || audit.WriterOf(fn) != progress.Name:
+				t.Errorf("%s: the function's row %+v, want final, entity %s, error %q", id, *fn, id, fnCode)
 			case gw.Status != audit.StatusDone || gw.ErrorCode != code || gw.Outcome != audit.OutcomeUnknown || gw.Stage != gateway.StageGateway || gw.AttemptID != "":
 				t.Errorf("%s: the gateway's row %+v, want final, %s, outcome unknown", id, *gw, code)
 			}
@@ -348,7 +351,7 @@ func TestCallsTheGatewayGaveUpOnKeepTheFunctionsRow(t *testing.T) {
 	t.Run("5xx after delivery", func(t *testing.T) {
 		before := st.Invocations(progressFunction)
 		callIDs := run(t, "fail5xx", func(id string) map[string]any { return map[string]any{"id": id} }, func(string) {})
-		check(t, callIDs, string(adapter.CodeUnavailable))
+		check(t, callIDs, string(adapter.CodeUnavailable), "")
 		// The gateway's SDK resent the Invoke after the 5xx (the fixture
 		// is read-only): the second execution's final row lost its
 		// conditional write to the first's, and was printed, not dropped.
@@ -368,17 +371,19 @@ func TestCallsTheGatewayGaveUpOnKeepTheFunctionsRow(t *testing.T) {
 	})
 
 	t.Run("outlive the invoke timeout", func(t *testing.T) {
-		// Each function holds until the test has the gateway's TIMEOUT:
-		// the call certainly outlives the timeout, and its row is late.
+		// Each function holds until its context ends, which is when the
+		// gateway's wait ends (the second after its call token's exp):
+		// the call certainly outlives the timeout, its handler stops at
+		// that deadline, not at the function's own, and its row is late.
 		holds := newReleaseServer(t)
 		callIDs := run(t, "late", func(id string) map[string]any {
 			return map[string]any{"id": id, "hold": holds.URL + "/" + id}
-		}, holds.release)
+		}, func(string) {})
 		for id, callID := range callIDs {
 			if callID == "" {
 				t.Fatalf("%s: no call id", id)
 			}
 		}
-		check(t, callIDs, string(adapter.CodeTimeout))
+		check(t, callIDs, string(adapter.CodeTimeout), string(adapter.CodeTimeout))
 	})
 }

@@ -39,6 +39,9 @@ import (
 const (
 	taskSlowFunction  = "TaskSlowComputeFunction"
 	taskCrashFunction = "TaskCrashJobFunction"
+	// taskInputFunction runs multi_input, a task that asks for input (the
+	// resume of issue 20's H1 scenario).
+	taskInputFunction = "TaskMultiInputFunction"
 	// taskWatch is how often a running task reads its record for a cancel
 	// (MCPFN_TASK_WATCH_INTERVAL; 2 s by default on AWS).
 	taskWatch = 250 * time.Millisecond
@@ -72,12 +75,13 @@ func taskFunctions() []localtest.FunctionSpec {
 		// Long enough for the 60-second task and a cancelled 10-minute one.
 		{Name: taskSlowFunction, Package: "./localtest/conformance/function", Tool: conformance.ToolSlowCompute, Env: env(conformance.ToolSlowCompute), Timeout: 120},
 		{Name: taskCrashFunction, Package: "./localtest/conformance/function", Tool: conformance.ToolCrashJob, Env: env(conformance.ToolCrashJob), Timeout: 10},
+		{Name: taskInputFunction, Package: "./localtest/conformance/function", Tool: conformance.ToolMultiInput, Env: env(conformance.ToolMultiInput), Timeout: 10},
 	}
 }
 
 // taskTools are their definitions, for the gateway's catalog.
 func taskTools() []*adapter.Tool {
-	return []*adapter.Tool{conformance.SlowCompute(), conformance.CrashJob()}
+	return []*adapter.Tool{conformance.SlowCompute(), conformance.CrashJob(), conformance.MultiInput()}
 }
 
 // rpcClient speaks raw JSON-RPC to the gateway in the 2026-07-28 era, as
@@ -111,19 +115,30 @@ func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", 
 func (c *rpcClient) call(t *testing.T, method, name string, params map[string]any) (map[string]any, *rpcError) {
 	t.Helper()
 	c.id++
+	res, rerr, err := rpcPost(t.Context(), c.token, c.id, method, name, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return res, rerr
+}
+
+// rpcPost sends one modern-era request declaring the Tasks extension, as
+// the caller of token: the result, or the JSON-RPC error, or why there is
+// neither. Safe from any goroutine.
+func rpcPost(ctx context.Context, token string, id int, method, name string, params map[string]any) (map[string]any, *rpcError, error) {
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcpfn-tasks-e2e", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, stack.MCPURL(), bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, stack.MCPURL(), bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {
@@ -131,12 +146,12 @@ func (c *rpcClient) call(t *testing.T, method, name string, params map[string]an
 	}
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		return nil, nil, err
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		raw = lastSSEData(raw)
@@ -146,9 +161,9 @@ func (c *rpcClient) call(t *testing.T, method, name string, params map[string]an
 		Error  *rpcError      `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &msg); err != nil || (msg.Result == nil && msg.Error == nil) {
-		t.Fatalf("%s: HTTP %d, not a JSON-RPC response: %s (%v)", method, resp.StatusCode, raw, err)
+		return nil, nil, fmt.Errorf("HTTP %d, not a JSON-RPC response: %s (%v)", resp.StatusCode, raw, err)
 	}
-	return msg.Result, msg.Error
+	return msg.Result, msg.Error, nil
 }
 
 // lastSSEData is the data of an SSE stream's last event (the response).

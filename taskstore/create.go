@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,10 +14,17 @@ import (
 // is conditional on the id being new, and durable before Create returns, so
 // a tasks/get that follows the CreateTaskResult always finds the task.
 // Params larger than Options.MaxPayloadBytes → [ErrTooLarge], nothing
-// written.
+// written. A sealed store ([Store.Sealed]) seals the record.
 func (s *Store) Create(ctx context.Context, in NewTask) (*Task, error) {
 	if len(in.Params) > s.opts.MaxPayloadBytes {
 		return nil, fmt.Errorf("%w: params of %d bytes exceed the %s limit", ErrTooLarge, len(in.Params), s.limit())
+	}
+	id := in.ID
+	if id == "" {
+		id = NewID(in.Tool)
+	}
+	if tool, ok := ToolOf(id); !ok || tool != in.Tool {
+		return nil, errors.New("taskstore: a task needs its tool's name, and an id of that tool (NewID)")
 	}
 	ttl, poll := in.TTL, in.PollInterval
 	if ttl <= 0 {
@@ -27,7 +35,7 @@ func (s *Store) Create(ctx context.Context, in NewTask) (*Task, error) {
 	}
 	now := s.now()
 	it := item{
-		TaskID:         newID(),
+		TaskID:         id,
 		Owner:          in.Owner,
 		Tool:           in.Tool,
 		Function:       in.Function,
@@ -40,6 +48,9 @@ func (s *Store) Create(ctx context.Context, in NewTask) (*Task, error) {
 		PollIntervalMs: poll.Milliseconds(),
 		Params:         string(in.Params),
 		Version:        1,
+	}
+	if s.sealer != nil {
+		it.Seal = s.sealer.Seal(it.fixed())
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {

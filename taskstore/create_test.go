@@ -33,16 +33,28 @@ func TestCreateThenGetReturnsWorkingTask(t *testing.T) {
 	}
 }
 
-// Ids are 128 random bits, base64url: 22 characters, never '#', distinct.
+// Ids are the tool's name, a dot and 128 random bits, base64url: 22
+// characters, never '#', distinct; ToolOf reads the tool back and refuses
+// anything else.
 func TestTaskIDsAreUnguessable(t *testing.T) {
 	s, _ := newStore(t, taskstore.Options{})
 	seen := map[string]bool{}
 	for range 20 {
 		id := create(t, s).ID
-		if len(id) != 22 || strings.ContainsAny(id, "#+/=") || seen[id] {
+		random, ok := strings.CutPrefix(id, "slow_compute.")
+		if tool, valid := taskstore.ToolOf(id); !ok || len(random) != 22 || strings.ContainsAny(id, "#+/=") || seen[id] || !valid || tool != "slow_compute" {
 			t.Fatalf("id %q (seen %v)", id, seen[id])
 		}
 		seen[id] = true
+	}
+	for _, bad := range []string{"", "AAAAAAAAAAAAAAAAAAAAAA", ".AAAAAAAAAAAAAAAAAAAAAA", "a.AAAAAAAAAAAAAAAAAAAAA", "a#b.AAAAAAAAAAAAAAAAAAAAAA",
+		"cancel#x", "gateway#slots#all", strings.Repeat("a", 65) + ".AAAAAAAAAAAAAAAAAAAAAA", "a.AAAAAAAAAAAAAAAAAAAAA/"} {
+		if _, ok := taskstore.ToolOf(bad); ok {
+			t.Errorf("ToolOf(%q) accepted it", bad)
+		}
+	}
+	if _, err := s.Create(t.Context(), taskstore.NewTask{Owner: alice, Tool: "slow_compute", ID: taskstore.NewID("other_tool")}); err == nil {
+		t.Error("Create took an id of another tool")
 	}
 }
 
@@ -50,7 +62,7 @@ func TestTaskIDsAreUnguessable(t *testing.T) {
 // the store's.
 func TestCreateOverridesTTLAndPollInterval(t *testing.T) {
 	s, _ := newStore(t, taskstore.Options{})
-	task, err := s.Create(t.Context(), taskstore.NewTask{Owner: alice, TTL: 2 * time.Second, PollInterval: 250 * time.Millisecond})
+	task, err := s.Create(t.Context(), taskstore.NewTask{Owner: alice, Tool: "slow_compute", TTL: 2 * time.Second, PollInterval: 250 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

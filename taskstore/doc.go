@@ -29,6 +29,16 @@
 // ([Store.MarkCancelled], [Store.CancelledSince]): the gateway writes one on
 // notifications/cancelled and the adapter polls for it while a handler runs.
 //
+// Records are untrusted input to the gateway (decision 0033). A task's id
+// is "<tool>.<random>" ([NewID]), so a tool function's role can be confined
+// to its own tasks, and to the attributes a run writes ([RunAttributes]);
+// markers ("cancel#…") and the gateway's slot items ("gateway#…") are the
+// gateway's alone. The gateway's store is [Store.Sealed]: it MACs each
+// task's fixed fields at creation and refuses a record that no longer
+// verifies ([ErrTampered]). And it admits a task only into a free slot of
+// its owner and of the total ([Store.Admit], [Limits]), so long work is
+// bounded.
+//
 // [Task.Created] and [Task.Detailed] give the wire shapes the extension
 // returns (CreateTaskResult and the tasks/get result); the item's sealed
 // request state and its owner never appear in them.

@@ -20,6 +20,12 @@ var (
 	// ErrClaimed: another run (a different run id) holds the task.
 	ErrClaimed = errors.New("taskstore: task claimed by another run")
 
+	// ErrTampered: the owner's task record does not verify against the
+	// seal the gateway wrote at creation (seal.go): something other than
+	// the gateway changed its fixed fields, or made it up. A sealed store
+	// returns it instead of the task; nothing may act on the record.
+	ErrTampered = errors.New("taskstore: the task record does not verify (changed outside the gateway)")
+
 	// ErrTooLarge: a value would not fit the item (see Options.MaxPayloadBytes).
 	// [Store.Finish] returns it wrapped after it recorded the task as
 	// failed; [Store.Create] returns it without writing.

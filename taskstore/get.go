@@ -9,14 +9,24 @@ import (
 )
 
 // Get returns owner's task id, read consistently. An unknown id, an expired
-// task and another owner's task are all [ErrNotFound].
+// task and another owner's task are all [ErrNotFound]; on a sealed store,
+// a record of owner's that does not verify is [ErrTampered].
 func (s *Store) Get(ctx context.Context, owner, id string) (*Task, error) {
 	it, err := s.read(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return s.open(it, owner)
+}
+
+// open is owner's task it, once it verifies: another owner's record is not
+// found, whatever its seal says.
+func (s *Store) open(it *item, owner string) (*Task, error) {
 	if it.Owner != owner {
 		return nil, ErrNotFound
+	}
+	if !s.verified(it) {
+		return nil, ErrTampered
 	}
 	return it.task()
 }

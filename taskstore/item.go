@@ -38,6 +38,8 @@ type item struct {
 	Version        int64  `dynamodbav:"version"`
 	// MarkedAt is set on cancel markers only (epoch milliseconds).
 	MarkedAt int64 `dynamodbav:"markedAt,omitempty"`
+	// Seal is the gateway's MAC over the fixed fields (seal.go).
+	Seal []byte `dynamodbav:"seal,omitempty"`
 }
 
 // The TasksTable's hash key (type S) and TTL attribute, as template.yaml
@@ -46,6 +48,17 @@ const (
 	KeyAttribute = "taskId"
 	TTLAttribute = "expiresAt"
 )
+
+// RunAttributes are the attributes a task's run names (the key, what
+// Claim, SetStatusMessage and Finish set, and what their conditions read):
+// the dynamodb:Attributes a tool function's role may write on its own
+// tasks (template.yaml; templatetest holds the two together). Owner, tool,
+// function, call id, params, the seal and the answers are not among them:
+// only the gateway writes those.
+var RunAttributes = []string{
+	"attempts", "error", "expiresAt", "inputRequests", "lastUpdatedAt", "requestState",
+	"result", "runId", "status", "statusMessage", "taskId", "version",
+}
 
 // attrID is the table's key. Expressions name the other attributes as
 // #name, after the dynamodbav tags above (see attributeNames).
@@ -91,6 +104,7 @@ func (it *item) task() (*Task, error) {
 		RunID:         it.RunID,
 		Attempts:      it.Attempts,
 		Version:       it.Version,
+		seal:          it.Seal,
 	}
 	if it.Params != "" {
 		t.Params = json.RawMessage(it.Params)

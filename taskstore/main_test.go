@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/taskstore"
 )
@@ -36,12 +38,27 @@ func (c *clock) Add(d time.Duration) {
 // template.yaml as the local stack creates it, and the store's clock.
 func newStore(t *testing.T, opts taskstore.Options) (*taskstore.Store, *clock) {
 	t.Helper()
-	srv, table := dynamolocal.TemplateTableForTest(t, "TasksTable", "tasks")
+	s, c, _ := newStoreTable(t, opts)
+	return s, c
+}
+
+// table is a store's table as anyone with write access to it sees it: the
+// test's operator credentials, outside any role.
+type table struct {
+	client *dynamodb.Client
+	name   string
+}
+
+// newStoreTable is newStore with the raw table.
+func newStoreTable(t *testing.T, opts taskstore.Options) (*taskstore.Store, *clock, table) {
+	t.Helper()
+	srv, name := dynamolocal.TemplateTableForTest(t, "TasksTable", "tasks")
 	c := &clock{t: time.Now().Truncate(time.Millisecond)}
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
-	return taskstore.New(srv.Client(t.Context()), table, opts), c
+	client := srv.Client(t.Context())
+	return taskstore.New(client, name, opts), c, table{client, name}
 }
 
 const (

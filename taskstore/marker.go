@@ -28,7 +28,8 @@ func markerKey(owner, requestKey string) string {
 // requestKey (notifications/cancelled; the gateway chooses the key, e.g.
 // the JSON-RPC id). The marker lives Options.MarkerTTL; a second mark moves
 // its time forward. Markers share the table with tasks under keys no task
-// id can take.
+// id can take ("cancel#…"), which tool functions may read and only the
+// gateway may write (template.yaml).
 func (s *Store) MarkCancelled(ctx context.Context, owner, requestKey string) error {
 	now := s.now()
 	av, err := attributevalue.MarshalMap(item{
@@ -66,8 +67,16 @@ func (s *Store) CancelledSince(ctx context.Context, owner, requestKey string, t 
 	if err != nil {
 		return false, err
 	}
-	return !expired(it.ExpiresAt, s.now()) && it.MarkedAt >= t.UnixMilli(), nil
+	now := s.now()
+	return !expired(it.ExpiresAt, now) && it.MarkedAt >= t.UnixMilli() && it.MarkedAt <= now.Add(markerAhead).UnixMilli(), nil
 }
+
+// markerAhead is how far in the future a marker may be dated and still
+// count: the gateway's clock may run a little ahead of the function's. A
+// marker dated later was not written by a gateway for a call of now (only
+// the gateway's role may write markers; decision 0033): it cancels nothing,
+// so no one can plant a marker that waits for calls yet to come.
+const markerAhead = time.Minute
 
 // WatchCall polls [Store.CancelledSince] every interval (the first poll
 // after one interval, so a short call costs no read) and closes the

@@ -57,3 +57,26 @@ func TestWatchCallClosesOnTheMark(t *testing.T) {
 	}
 	<-cancelled
 }
+
+// TestMarkerDatedAheadCancelsNothing: a marker dated more than a minute
+// after the function's now (no gateway writes one: planted to wait for
+// calls yet to start) cancels no call.
+func TestMarkerDatedAheadCancelsNothing(t *testing.T) {
+	s, c, tb := newStoreTable(t, taskstore.Options{MarkerTTL: 3 * time.Hour})
+	ctx := t.Context()
+	// A writer whose clock says two hours from now.
+	at := c.Now().Add(2 * time.Hour)
+	future := taskstore.New(tb.client, tb.name, taskstore.Options{MarkerTTL: time.Hour, Now: func() time.Time { return at }})
+	if err := future.MarkCancelled(ctx, alice, "call c-9"); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Hour) // a call that starts an hour later
+	got, err := s.CancelledSince(ctx, alice, "call c-9", c.Now())
+	if err != nil || got {
+		t.Fatalf("a marker dated an hour ahead: CancelledSince = %v, %v", got, err)
+	}
+	c.Add(59*time.Minute + 30*time.Second) // within a minute of its date: a clock skew
+	if got, _ := s.CancelledSince(ctx, alice, "call c-9", c.Now()); !got {
+		t.Fatal("a marker within a minute of now cancels nothing")
+	}
+}

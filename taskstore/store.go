@@ -12,6 +12,7 @@ type Client interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
 // Defaults of [Options].
@@ -47,6 +48,9 @@ type Store struct {
 	// afterPoll, when set (tests), runs after every poll of Watch and
 	// WatchCall.
 	afterPoll func()
+	// sealer, when set (the gateway's store, seal.go), seals new tasks
+	// and verifies every record an owner-facing operation reads.
+	sealer Sealer
 }
 
 // New returns a store on table.

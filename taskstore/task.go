@@ -9,8 +9,8 @@ import (
 // the sealed request state are here for the store's users; the wire views
 // ([Task.Created], [Task.Detailed]) leave them out.
 type Task struct {
-	// ID is 128 random bits, base64url without padding (22 characters):
-	// unguessable, as the extension requires.
+	// ID is "<tool>.<128 random bits, base64url>" (id.go): unguessable,
+	// as the extension requires, and keyed under its tool's prefix.
 	ID string
 	// Owner is the caller key the gateway supplied at creation; every
 	// caller-facing operation compares it.
@@ -61,6 +61,10 @@ type Task struct {
 	Attempts int
 	// Version increases with every write.
 	Version int64
+
+	// seal is the record's seal as read (seal.go), for the conditions of
+	// writes that act on a verified record.
+	seal []byte
 }
 
 // RPCError is a JSON-RPC error object, the "error" of a failed task.
@@ -72,6 +76,9 @@ type RPCError struct {
 
 // NewTask is what [Store.Create] needs; the store fills in the rest.
 type NewTask struct {
+	// ID is the task's id, from [NewID] of Tool; empty: Create makes one.
+	// (The gateway makes it first, to reserve the task's slot under it.)
+	ID       string
 	Owner    string
 	Tool     string
 	Function string
@@ -108,6 +115,23 @@ func Failed(e RPCError) Outcome {
 // round resumes from.
 func InputRequired(requests map[string]json.RawMessage, requestState []byte) Outcome {
 	return Outcome{Status: StatusInputRequired, InputRequests: requests, RequestState: requestState}
+}
+
+// Completes reports whether responses, with the answers already accepted,
+// answer every request of the task's current round: the tasks/update that
+// sends them resumes the task (unless another update does first).
+func (t *Task) Completes(responses map[string]json.RawMessage) bool {
+	if t.Status != StatusInputRequired {
+		return false
+	}
+	for k := range t.InputRequests {
+		_, before := t.InputResponses[k]
+		_, now := responses[k]
+		if !before && !now {
+			return false
+		}
+	}
+	return true
 }
 
 // RoundResponses returns the answers to the current round's requests: what

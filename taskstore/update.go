@@ -22,7 +22,8 @@ const updateAttempts = 8
 // returned task carries what the caller re-invokes the function with:
 // [Task.RoundResponses], RequestState, Params, CallID. Of concurrent
 // updates exactly one sees resume true. Unknown, expired or another
-// owner's → [ErrNotFound].
+// owner's → [ErrNotFound]; on a sealed store a record that does not verify
+// → [ErrTampered], unchanged.
 func (s *Store) Update(ctx context.Context, owner, id string, responses map[string]json.RawMessage) (t *Task, resume bool, err error) {
 	for range updateAttempts {
 		t, resume, err = s.updateOnce(ctx, owner, id, responses)
@@ -79,22 +80,23 @@ func (s *Store) updateOnce(ctx context.Context, owner, id string, responses map[
 		// must be able to claim the task.
 		expr = "SET #answered = :answered, #status = :working, " + touched + " REMOVE #runId, #attempts"
 	}
-	now := s.now()
-	it, err := s.apply(ctx, update{
-		id:   id,
-		expr: expr,
-		cond: "#version = :version AND #status = :inputRequired AND #owner = :owner AND #expiresAt > :now",
-		values: stamp(now, map[string]types.AttributeValue{
-			":answered":      str(string(b)),
-			":working":       str(string(StatusWorking)),
-			":version":       num(t.Version),
-			":inputRequired": str(string(StatusInputRequired)),
-			":owner":         str(owner),
-		}),
-	})
+	values := map[string]types.AttributeValue{
+		":answered":      str(string(b)),
+		":working":       str(string(StatusWorking)),
+		":version":       num(t.Version),
+		":inputRequired": str(string(StatusInputRequired)),
+		":owner":         str(owner),
+	}
+	cond := "#version = :version AND #status = :inputRequired AND #owner = :owner AND #expiresAt > :now"
+	if s.sealer != nil {
+		// The record written is the one that verified.
+		cond += " AND #seal = :seal"
+		values[":seal"] = &types.AttributeValueMemberB{Value: t.seal}
+	}
+	it, err := s.apply(ctx, update{id: id, expr: expr, cond: cond, values: stamp(s.now(), values)})
 	if err != nil {
 		return nil, false, err
 	}
-	t, err = it.task()
+	t, err = s.open(it, owner)
 	return t, resume, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 // grants returns a function's inline policy statements as the set
@@ -40,15 +41,16 @@ func grants(t *testing.T, id string, props map[string]any) map[string]bool {
 					t.Errorf("%s: statement uses %s", id, key)
 				}
 			}
-			// The one condition a grant may carry: dynamodb:LeadingKeys,
-			// which confines writes to the keys that start with a prefix.
+			// The conditions a grant may carry: dynamodb:LeadingKeys,
+			// which confines it to the keys that start with a prefix, and
+			// with it dynamodb:Attributes, which confines a write to the
+			// attributes named.
 			where := ""
 			if c, ok := st["Condition"]; ok {
-				lk, err := leadingKeys(c)
-				if err != nil {
+				var err error
+				if where, err = keyCondition(c); err != nil {
 					t.Errorf("%s: %v", id, err)
 				}
-				where = " where key like " + lk
 			}
 			var resources []string
 			for _, r := range list(st["Resource"]) {
@@ -119,22 +121,61 @@ func auditGrant(tool string) []string {
 	return []string{"dynamodb:PutItem on AuditTable" + where, "dynamodb:UpdateItem on AuditTable" + where}
 }
 
-// taskGrant is what a tool function may do to the tasks table: read a
-// task or a cancel marker, and claim, update and finish its runs with
-// conditional writes; never create, delete or scan.
-var taskGrant = []string{"dynamodb:GetItem on TasksTable", "dynamodb:UpdateItem on TasksTable"}
+// taskGrant is what a tool function may do to the tasks table (decision
+// 0033): read the cancel markers ("cancel#…"), which only the gateway
+// writes; and, for a tool that runs as a task, read its own tasks
+// ("<tool>.<id>") and write their run attributes (taskstore.RunAttributes)
+// — never create, delete or scan, never another tool's task, never a
+// task's owner, tool, function, arguments or seal.
+func taskGrant(tool string, tasks bool) []string {
+	if !tasks {
+		return []string{"dynamodb:GetItem on TasksTable where key like cancel#*"}
+	}
+	return []string{
+		"dynamodb:GetItem on TasksTable where key like cancel#* " + tool + ".*",
+		"dynamodb:UpdateItem on TasksTable where key like " + tool + ".* with attributes " + strings.Join(taskstore.RunAttributes, " "),
+	}
+}
 
-// leadingKeys reads {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [p]}}
-// and returns p; any other condition is an error.
-func leadingKeys(c any) (string, error) {
+// runsTasks: the declaration makes the tool a task.
+func runsTasks(d adapter.Declaration) bool {
+	return d.TaskSupport == adapter.TaskOptional || d.TaskSupport == adapter.TaskRequired
+}
+
+// keyCondition reads {"ForAllValues:StringLike": {"dynamodb:LeadingKeys":
+// [p…]}}, optionally with {"ForAllValues:StringEquals":
+// {"dynamodb:Attributes": [a…]}}, as " where key like p… [with attributes
+// a…]"; any other condition is an error.
+func keyCondition(c any) (string, error) {
 	m, _ := c.(map[string]any)
 	like, _ := m["ForAllValues:StringLike"].(map[string]any)
-	keys := list(like["dynamodb:LeadingKeys"])
-	if len(m) != 1 || len(like) != 1 || len(keys) != 1 {
-		return "", fmt.Errorf("condition %v: only ForAllValues:StringLike on dynamodb:LeadingKeys with one prefix is expected", c)
+	keys := strs(list(like["dynamodb:LeadingKeys"]))
+	attrs := []string(nil)
+	n := 1
+	if eq, ok := m["ForAllValues:StringEquals"].(map[string]any); ok {
+		attrs = strs(list(eq["dynamodb:Attributes"]))
+		if len(eq) != 1 || len(attrs) == 0 {
+			return "", fmt.Errorf("condition %v: ForAllValues:StringEquals only on dynamodb:Attributes", c)
+		}
+		n++
 	}
-	p, _ := keys[0].(string)
-	return p, nil
+	if len(m) != n || len(like) != 1 || len(keys) == 0 {
+		return "", fmt.Errorf("condition %v: only ForAllValues:StringLike on dynamodb:LeadingKeys (with ForAllValues:StringEquals on dynamodb:Attributes) is expected", c)
+	}
+	where := " where key like " + strings.Join(keys, " ")
+	if attrs != nil {
+		slices.Sort(attrs)
+		where += " with attributes " + strings.Join(attrs, " ")
+	}
+	return where, nil
+}
+
+func strs(l []any) []string {
+	out := make([]string, len(l))
+	for i, v := range l {
+		out[i] = fmt.Sprint(v)
+	}
+	return out
 }
 
 // payloadGrant is what a tool function may do in the payloads bucket: write
@@ -188,7 +229,7 @@ func TestLeastPrivilege(t *testing.T) {
 	for _, e := range repoCatalog(t).Tools {
 		toolFunctions = append(toolFunctions, e.Function)
 		w := declaredGrants(e.Tool)
-		for _, g := range slices.Concat(auditGrant(e.Tool.Name), taskGrant, payloadGrant(e.Tool.Name), []string{ownKey(strings.TrimSuffix(e.Function, "Function"))}) {
+		for _, g := range slices.Concat(auditGrant(e.Tool.Name), taskGrant(e.Tool.Name, runsTasks(e.Tool)), payloadGrant(e.Tool.Name), []string{ownKey(strings.TrimSuffix(e.Function, "Function"))}) {
 			w[g] = true
 		}
 		want[e.Function] = w
@@ -197,8 +238,10 @@ func TestLeastPrivilege(t *testing.T) {
 	// throttle, a missing function, a timeout): one PutItem of its own
 	// keys, never a read (TestOnlyTheGatewayWritesGatewayRows).
 	gw := map[string]bool{"dynamodb:PutItem on AuditTable where key like " + audit.GatewayWriter + "#*": true}
-	// It creates tasks, reads them for tasks/get and cancels them.
-	for _, a := range []string{"GetItem", "PutItem", "UpdateItem"} {
+	// It creates tasks, reads them for tasks/get, cancels and resumes
+	// them, writes cancel markers and its slots of working tasks, whose
+	// held tasks it reads in batches.
+	for _, a := range []string{"GetItem", "PutItem", "UpdateItem", "BatchGetItem"} {
 		gw["dynamodb:"+a+" on TasksTable"] = true
 	}
 	// It stores each tool's large arguments under that tool's args/, and
@@ -299,7 +342,7 @@ func TestReadOnlyToolsCannotWrite(t *testing.T) {
 			// calls (rows, task runs), not the tool's data.
 			// Its payloads are its results, however large: the answer
 			// it gives, not data it changes.
-			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") || target == "TasksTable" ||
+			if target == "AuditTable" || strings.HasPrefix(target, "AuditTable where ") || target == "TasksTable" || strings.HasPrefix(target, "TasksTable where ") ||
 				target == "PayloadsBucket/"+e.Tool.Name+"/results/*" {
 				continue
 			}

@@ -114,7 +114,7 @@ func TestANewToolNeedsOnlyItsCodeAndOneCommand(t *testing.T) {
 		t.Fatal("no BroadcastCountFunction")
 	}
 	want := declaredGrants(e.Tool)
-	for _, g := range slices.Concat(auditGrant("broadcast_count"), taskGrant, payloadGrant("broadcast_count"), []string{ownKey("BroadcastCount")}) {
+	for _, g := range slices.Concat(auditGrant("broadcast_count"), taskGrant("broadcast_count", false), payloadGrant("broadcast_count"), []string{ownKey("BroadcastCount")}) {
 		want[g] = true
 	}
 	if got := grants(t, fn.LogicalID, fn.Properties); !maps.Equal(got, want) {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 // The tools of these tests: a small notes project, declared as a user
@@ -226,10 +227,14 @@ func grantsOf(t *testing.T, r samtemplate.Resource) []string {
 			where := ""
 			if c := dig(s, "Condition"); c != nil {
 				keys := asList(dig(c, "ForAllValues:StringLike", "dynamodb:LeadingKeys"))
-				if len(keys) != 1 {
+				attrs := asList(dig(c, "ForAllValues:StringEquals", "dynamodb:Attributes"))
+				if m, _ := c.(map[string]any); len(keys) == 0 || len(m) != 1+min(len(attrs), 1) {
 					t.Errorf("%s: condition %v", r.LogicalID, c)
 				}
 				where = fmt.Sprint(" where key like ", keys)
+				if len(attrs) > 0 {
+					where += fmt.Sprint(" with attributes ", attrs)
+				}
 			}
 			for _, a := range asList(dig(s, "Action")) {
 				for _, res := range asList(dig(s, "Resource")) {
@@ -275,14 +280,13 @@ func resourceName(t *testing.T, v any) string {
 
 // wantGrants is what a tool's role must grant, derived from its
 // declaration alone: its declared table and bucket actions, its own audit
-// rows, its task runs, its own call key and its own payloads.
+// rows, its cancel markers, its task runs, its own call key and its own
+// payloads.
 func wantGrants(d adapter.Declaration) []string {
 	prefix := catalog.Prefix(d.Name)
 	want := []string{
 		"dynamodb:PutItem on AuditTable where key like [" + d.Name + "#*]",
 		"dynamodb:UpdateItem on AuditTable where key like [" + d.Name + "#*]",
-		"dynamodb:GetItem on TasksTable",
-		"dynamodb:UpdateItem on TasksTable",
 		"secretsmanager:GetSecretValue on " + prefix + "CallKey",
 		"s3:GetObject on PayloadsBucket/" + d.Name + "/results/*",
 		"s3:GetObjectVersion on PayloadsBucket/" + d.Name + "/results/*",
@@ -294,6 +298,18 @@ func wantGrants(d adapter.Declaration) []string {
 		for _, a := range b.Actions {
 			want = append(want, "s3:"+a+" on "+b.Bucket+"/"+b.Prefix+"*")
 		}
+	}
+	// Cancel markers it reads; its own tasks' runs, when it runs as a
+	// task (decision 0033).
+	if d.TaskSupport == adapter.TaskOptional || d.TaskSupport == adapter.TaskRequired {
+		attrs := make([]any, len(taskstore.RunAttributes))
+		for i, a := range taskstore.RunAttributes {
+			attrs[i] = a
+		}
+		want = append(want, "dynamodb:GetItem on TasksTable where key like [cancel#* "+d.Name+".*]",
+			fmt.Sprint("dynamodb:UpdateItem on TasksTable where key like [", d.Name, ".*] with attributes ", attrs))
+	} else {
+		want = append(want, "dynamodb:GetItem on TasksTable where key like [cancel#*]")
 	}
 	for _, ta := range d.Tables {
 		on := ta.Table

@@ -21,9 +21,9 @@ var (
 	}
 	skeletonParameters = []string{
 		"AgentCoreGatewayRoleArn", "AuditEntityDimension", "AuditRetentionDays", "AuthMode", "CallKeyGrace",
-		"DeployAgentCoreGateway", "IamCallerScopes", "JwtAudience", "JwtIssuer", "PayloadRetentionDays",
+		"DeployAgentCoreGateway", "IamCallerScopes", "JwtAudience", "JwtIssuer", "LongRunningConcurrency", "PayloadRetentionDays",
 	}
-	skeletonConditions = []string{"DeployAgentCore", "HasAgentCoreGateway", "UseIamAuth"}
+	skeletonConditions = []string{"DeployAgentCore", "HasAgentCoreGateway", "ReserveLongRunning", "UseIamAuth"}
 	skeletonRules      = []string{"AgentCoreNeedsJwtSettings"}
 	skeletonOutputs    = []string{
 		"AgentCoreGatewayUrl", "AgentCoreInterceptorFunctionArn", "AuditTableName", "GatewayFunctionArn",

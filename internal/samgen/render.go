@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/agentcore"
 	"github.com/mcpfn/mcpfn/catalog"
+	"github.com/mcpfn/mcpfn/taskstore"
 )
 
 //go:embed regions
@@ -47,6 +49,9 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"commonEnv": func() []EnvRef { return CommonEnvironment },
 	"toolMap":   toolMap,
 	"quote":     quote,
+	// runAttributes: what a task run writes on its own tasks (the
+	// dynamodb:Attributes of its role's UpdateItem).
+	"runAttributes": func() string { return "[" + strings.Join(taskstore.RunAttributes, ", ") + "]" },
 	"indent": func(n int, lines []string) string {
 		pad := strings.Repeat(" ", n)
 		out := make([]string, len(lines))
@@ -61,9 +66,15 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 type toolView struct {
 	Name, Prefix, Package, Description, TargetName string
 	TimeoutSeconds, MemoryMB                       int
-	Env                                            []EnvRef
-	Grants                                         []grant
-	Schema                                         []string // the AgentCore target's InlinePayload item
+	// Tasks: the tool runs as a task (TaskSupport optional or required);
+	// its role may then write its own tasks' runs.
+	Tasks bool
+	// LongRunning: its Timeout is above the default; its concurrency is
+	// reserved when the LongRunningConcurrency parameter says so.
+	LongRunning bool
+	Env         []EnvRef
+	Grants      []grant
+	Schema      []string // the AgentCore target's InlinePayload item
 }
 
 // grant is one IAM statement of a tool's role, rendered.
@@ -74,6 +85,8 @@ func viewOf(e catalog.Entry) (toolView, error) {
 	v := toolView{
 		Name: d.Name, Prefix: catalog.Prefix(d.Name), Package: e.Package,
 		TargetName: agentcore.TargetName(d.Name), TimeoutSeconds: d.TimeoutSeconds, MemoryMB: d.MemoryMB,
+		Tasks:       d.TaskSupport == adapter.TaskOptional || d.TaskSupport == adapter.TaskRequired,
+		LongRunning: time.Duration(d.TimeoutSeconds)*time.Second > adapter.DefaultTimeout,
 	}
 	summary := d.Title
 	if summary == "" {

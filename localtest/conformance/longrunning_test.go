@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/localtest/conformance"
 	"github.com/mcpfn/mcpfn/wire"
@@ -27,17 +28,22 @@ func fixtureCall(t *testing.T, tool string, args any, stream *wire.StreamRequest
 	fn := adapter.New(def, adapter.WithCallVerifier(lambdatest.Verifier("fn-"+tool)))
 	raw, _ := json.Marshal(args)
 	env := wire.Envelope{
-		Version:   wire.EnvelopeVersion,
-		CallID:    "c-" + tool,
-		Params:    wire.EnvelopeParams{Name: tool, Arguments: raw},
-		MCP:       wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion},
-		CallToken: lambdatest.Token("fn-"+tool, tool, "c-"+tool, nil, raw),
-		Stream:    stream,
+		Version: wire.EnvelopeVersion,
+		CallID:  "c-" + tool,
+		Params:  wire.EnvelopeParams{Name: tool, Arguments: raw},
+		MCP:     wire.EnvelopeMCP{Era: adapter.EraModern, Method: "tools/call", ProtocolVersion: wire.ModernProtocolVersion},
+		Stream:  stream,
 	}
 	if responses != nil {
 		env.Params.InputResponses, _ = json.Marshal(responses)
 		// A retry's token binds its answers, as the gateway signs it.
 		env.CallToken = lambdatest.RoundToken("fn-"+tool, tool, "c-"+tool, nil, raw, env.Params.InputResponses, "")
+	}
+	// Signed as the gateway signs a retry: its answers bound (calltoken v2).
+	env.CallToken, err = lambdatest.Signer(map[string]string{tool: "fn-" + tool}).Sign(calltoken.Call{
+		Tool: tool, CallID: env.CallID, Args: raw, InputResponses: env.Params.InputResponses, Expires: time.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
 	}
 	payload, err := json.Marshal(env)
 	if err != nil {
