@@ -134,7 +134,7 @@ func (store *Store) attach(ctx context.Context, call *adapter.Call, in AttachInp
 	sum := sha256.Sum256(in.Data)
 	a := Attachment{
 		Name: in.Name, ContentType: in.ContentType, Size: int64(len(in.Data)), SHA256: hex.EncodeToString(sum[:]),
-		AttachedAt: store.stamp(), Key: attachmentKey(in.ID, derivedID("mcpfn/broadcast-attachment/v1", call)),
+		AttachedAt: store.stamp(), Key: attachmentKey(in.ID, derivedID(attachmentIDDomain, call)),
 	}
 	version, err := store.storeAttachment(ctx, a, in.Data)
 	if err != nil {
@@ -157,6 +157,11 @@ func (store *Store) attach(ctx context.Context, call *adapter.Call, in AttachInp
 	}
 	return AttachOutput{ID: in.ID, Attachment: a, Replaced: replaced}, nil
 }
+
+// attachmentIDDomain derives an attachment's id from its call's id: a
+// retry of the call (which the audit refuses, attach being destructive)
+// could only ever write the same key.
+const attachmentIDDomain = "mcpfn/broadcast-attachment/v1"
 
 // dropAttachmentObject removes the object of an attachment that no item
 // names any more. A failure leaves it in the bucket and the call's row

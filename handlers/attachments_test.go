@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -185,7 +186,12 @@ func TestAttachAgainReplacesAndAReplayIsRefused(t *testing.T) {
 	id := a.create(t, "general", "draft, then final")
 	first, second, replayed := randomBytes(200<<10), randomBytes(300<<10), randomBytes(100<<10)
 
-	one := mcpfntest.Output[handlers.AttachOutput](t, a.attach(t, id, "draft.bin", "application/octet-stream", first, mcpfntest.CallID("attach-draft")))
+	firstCall := a.attach(t, id, "draft.bin", "application/octet-stream", first, mcpfntest.CallID("attach-draft"))
+	one := mcpfntest.Output[handlers.AttachOutput](t, firstCall)
+	// Destructive: one row written ahead of the handler, then completed.
+	if len(firstCall.Rows) != 2 || firstCall.Rows[0].Status != audit.StatusPending || firstCall.Rows[1].Status != audit.StatusDone {
+		t.Fatalf("rows of the first attach: %+v", firstCall.Rows)
+	}
 	old := a.stored(t, id)
 	two := mcpfntest.Output[handlers.AttachOutput](t, a.attach(t, id, "final.bin", "application/octet-stream", second))
 	if two.Replaced == nil || *two.Replaced != one.Attachment {
@@ -233,6 +239,49 @@ func TestAttachAgainReplacesAndAReplayIsRefused(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &fb); err != nil || fb.Row.CallID != "attach-draft" || fb.Row.ErrorCode != string(adapter.CodeConflict) {
 			t.Errorf("fallback line %.300s", line)
 		}
+	}
+}
+
+// TestConcurrentAttachesLeaveOneCurrentObject: of attaches to one
+// broadcast at once, the item ends naming one of them, its object current;
+// every other object is hidden by the call that replaced it, none left
+// behind current, none named by the item but hidden.
+func TestConcurrentAttachesLeaveOneCurrentObject(t *testing.T) {
+	a := newApp(t)
+	id := a.create(t, "general", "contended")
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := a.attach(t, id, fmt.Sprintf("f%d.txt", i), "text/plain", []byte(fmt.Sprintf("file %d", i)), mcpfntest.CallID(fmt.Sprintf("attach-%d", i)))
+			if r.IsError {
+				t.Errorf("attach %d: %s %s", i, r.Code(), r.Err.Message)
+			}
+			for _, row := range r.Rows {
+				if left := row.Dimensions[handlers.DimensionLeftover]; left != "" {
+					t.Errorf("attach %d left %s behind", i, left)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	named := a.stored(t, id).Key
+	current := 0
+	for i := range n {
+		key := handlers.AttachmentKeyOf(id, fmt.Sprintf("attach-%d", i))
+		_, err := a.objectBytes(t, key, "")
+		switch {
+		case err == nil:
+			current++
+			if key != named {
+				t.Errorf("%s is current, and the item names %s", key, named)
+			}
+		case !isAPIError(err, "AccessDenied"):
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+	if current != 1 {
+		t.Errorf("%d current objects, want the one the item names", current)
 	}
 }
 
