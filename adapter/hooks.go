@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Hooks is one set of hook functions; any may be nil. Pass several sets with
@@ -88,8 +90,14 @@ type Outcome struct {
 	Stage Stage
 	// Output is the tool's output on success.
 	Output any
-	// Result is the MCP CallToolResult sent to the caller, as JSON.
+	// Result is the MCP CallToolResult sent to the caller, as JSON. When
+	// ResultRef is set it is the result as stored (a large binary block
+	// standing as a reference to an object of its own).
 	Result json.RawMessage
+	// ResultRef is where the result was stored when it was too large for
+	// the answer or the task record (the claim check): the caller was sent
+	// this reference, and the gateway resolved it.
+	ResultRef *wire.ObjectRef
 	// Panicked is true when Err was recovered from a panic.
 	Panicked bool
 	// Duration is the time from the start of decoding to the end of step 7/8.

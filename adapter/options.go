@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/claimcheck"
 )
 
 // Limits bound what one invocation may cost. Exceeding one is a clear error
@@ -60,6 +61,9 @@ type options struct {
 	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
 	verifier       *calltoken.Verifier
 	tasks          taskOptions // task.go
+	// The claim check (claimcheck.go): the payloads bucket, nil without.
+	payloads *claimcheck.Store
+	claim    ClaimCheck
 }
 
 // Option configures a [Function].
