@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfn/mcpfn/adapter"
@@ -276,6 +278,47 @@ func TestClaimCheckTaskWith2MBResultIsReadWithTasksGet(t *testing.T) {
 		t.Errorf("row %+v: no task id", row)
 	}
 	checkStoredResultRow(t, row, claim.SHA256(claim.Payload(seed, "blob", size)))
+
+	// Expired (the bucket's lifecycle, which the stand-in does not run:
+	// the version is deleted) before the next tasks/get: a clear error,
+	// never an empty result.
+	if _, err := stack.S3().DeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String(row.ResultObject.Bucket),
+		Key: aws.String(row.ResultObject.Key), VersionId: aws.String(row.ResultObject.VersionID)}); err != nil {
+		t.Fatal(err)
+	}
+	e := c.callError(t, "tasks/get", map[string]any{"taskId": task["taskId"]})
+	if e.Code != -32603 || !strings.Contains(e.Message, "expired or was deleted") {
+		t.Errorf("tasks/get of an expired result: %+v", e)
+	}
+}
+
+// callError sends a request that must fail and returns its JSON-RPC error.
+func (c *sdkConn) callError(t *testing.T, method string, params map[string]any) *jsonrpc.Error {
+	t.Helper()
+	c.id++
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcpfn-claim", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
+	}
+	raw, _ := json.Marshal(params)
+	id, _ := jsonrpc.MakeID(float64(c.id))
+	if err := c.conn.Write(t.Context(), &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	for {
+		msg, err := c.conn.Read(t.Context())
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == id {
+			var e *jsonrpc.Error
+			if resp.Error == nil || !errors.As(resp.Error, &e) {
+				t.Fatalf("%s answered %s, want an error", method, resp.Result)
+			}
+			return e
+		}
+	}
 }
 
 // TestClaimCheckLargeArgumentsReachTheHandler: an argument just under the
