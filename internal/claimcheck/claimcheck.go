@@ -191,6 +191,34 @@ func (s *Store) Read(ctx context.Context, ref *wire.ObjectRef, limit int64) ([]b
 	return buf.Bytes(), nil
 }
 
+// Verify reads ref's version through a hash, holding none of it, and
+// compares its size and SHA-256 with ref's: for who checks an object of
+// any size (`mcpfn audit verify`).
+func (s *Store) Verify(ctx context.Context, ref *wire.ObjectRef) error {
+	want, err := ref.Sum()
+	if err != nil {
+		return &Error{Kind: Refused, Op: "GetObject", Key: ref.Key, Err: err}
+	}
+	in := &s3.GetObjectInput{Bucket: aws.String(ref.Bucket), Key: aws.String(ref.Key)}
+	if ref.VersionID != "" {
+		in.VersionId = aws.String(ref.VersionID)
+	}
+	out, err := s.Client.GetObject(ctx, in)
+	if err != nil {
+		return classify("GetObject", ref.Key, err)
+	}
+	defer out.Body.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, out.Body)
+	if err != nil {
+		return &Error{Kind: Unavailable, Op: "GetObject", Key: ref.Key, Err: err}
+	}
+	if n != ref.Size || !bytes.Equal(h.Sum(nil), want[:]) {
+		return &Error{Kind: Tampered, Op: "GetObject", Key: ref.Key, Err: fmt.Errorf("%d bytes, sha256 %x; the reference says %d bytes, sha256 %s", n, h.Sum(nil), ref.Size, ref.SHA256)}
+	}
+	return nil
+}
+
 // Check makes sure ref's version is there and is what ref says, without
 // reading it: S3's SHA-256 of the version (which S3 verified when it was
 // put) and its length are compared with ref's. A version S3 has no

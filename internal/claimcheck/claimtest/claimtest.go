@@ -24,6 +24,13 @@ const Bucket = "payloads"
 // returns a Store on it (presigning too) and its client.
 func Store(t testing.TB) (*claimcheck.Store, *s3.Client) {
 	t.Helper()
+	s, c, _ := Start(t)
+	return s, c
+}
+
+// Start is Store, and the stand-in's URL (path-style, plain HTTP).
+func Start(t testing.TB) (*claimcheck.Store, *s3.Client, string) {
+	t.Helper()
 	st, err := s3standin.New(filepath.Join(t.TempDir(), "s3"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,5 +43,5 @@ func Store(t testing.TB) (*claimcheck.Store, *s3.Client) {
 	t.Cleanup(srv.Close)
 	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
-	return claimcheck.FromClient(Bucket, c), c
+	return claimcheck.FromClient(Bucket, c), c, srv.URL
 }
