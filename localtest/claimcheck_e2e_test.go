@@ -22,6 +22,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/catalog"
+	"github.com/mcpfn/mcpfn/internal/auditcli"
 	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/localtest/internal/claim"
@@ -196,7 +197,21 @@ func TestClaimCheckResultAboveTheCeilingIsAResourceLink(t *testing.T) {
 	if ct := header.Get("Content-Type"); ct != "application/octet-stream" {
 		t.Errorf("the link served Content-Type %q", ct)
 	}
-	checkStoredResultRow(t, claimRow(t, id), claim.SHA256(want))
+	row := claimRow(t, id)
+	checkStoredResultRow(t, row, claim.SHA256(want))
+	// `mcpfn audit verify` holds the stored result and its blob against
+	// the row, as an operator would with the AWS configuration.
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": stack.DynamoDBEndpoint(), "AWS_ENDPOINT_URL_S3": stack.S3URL(),
+		"AWS_CA_BUNDLE": stack.S3CAFile(), localtest.EnvS3UsePathStyle: "true", "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": localtest.OperatorKeyID, "AWS_SECRET_ACCESS_KEY": localtest.OperatorSecret,
+		"AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"} {
+		t.Setenv(k, v)
+	}
+	var out bytes.Buffer
+	if code := auditcli.Run(t.Context(), []string{"-table", stack.AuditTable(), "verify", "-tool", claim.Name, row.CallID}, nil, &out, &out); code != 0 ||
+		strings.Count(out.String(), ": OK") != 2 { // the result and its blob
+		t.Errorf("mcpfn audit verify: exit %d:\n%s", code, out.String())
+	}
 
 	// Tampered: another version, or another key, under the same signature.
 	u, _ := url.Parse(link.URI)
