@@ -351,6 +351,12 @@ func (p presigned) meta(uri string) mcp.Meta {
 // link checks ref's version (S3's SHA-256 of it against the reference)
 // and presigns a GET of exactly that version.
 func (g *Gateway) link(ctx context.Context, ref *wire.ObjectRef, filename string) (presigned, error) {
+	if ref.VersionID == "" {
+		// A URL without a version serves whatever the key holds when it
+		// is fetched, not what was checked now.
+		return presigned{}, &claimcheck.Error{Kind: claimcheck.Refused, Op: "presign", Key: ref.Key,
+			Err: errors.New("the object names no version to pin (the payloads bucket must be versioned)")}
+	}
 	if err := g.payloads.Check(ctx, ref); err != nil {
 		return presigned{}, err
 	}

@@ -257,6 +257,11 @@ func TestAStoredResultIsServedOnlyIfItChecks(t *testing.T) {
 			r.VersionID = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 			return r
 		}, adapter.CodeUnavailable, "expired"},
+		{"a result to link without a version to pin", func(id string) wire.ObjectRef {
+			r, _ := store.Put(ctx, "big_get/results/"+id+"/a1", claimcheck.JSON, bytes.Repeat([]byte(" "), 20<<10))
+			r.VersionID = ""
+			return r
+		}, adapter.CodeInternal, "does not accept"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.api.setMisbehave("fn-big", func(w http.ResponseWriter, r *http.Request) {
