@@ -57,10 +57,10 @@ func DefaultClaimCheck() ClaimCheck {
 	return ClaimCheck{AnswerBytes: 5 << 20, TaskBytes: 128 << 10, BlobBytes: 64 << 10}
 }
 
-// maxAnswerBytes is what Lambda lets a function answer (6 MB, 6,291,456
-// bytes) less the envelope around the result: past it, a function without
-// a payloads bucket fails the call clearly instead of leaving Lambda to.
-const maxAnswerBytes = 6<<20 - 4<<10
+// lambdaAnswerBytes is what Lambda lets a function answer (6 MB, 6,291,456
+// bytes) less the envelope around the result: [Start]'s
+// Limits.MaxAnswerBytes.
+const lambdaAnswerBytes = 6<<20 - 4<<10
 
 // WithPayloads gives the function the payloads bucket (claim check): it
 // stores results past [ClaimCheck]'s thresholds there, and reads the
@@ -210,8 +210,8 @@ func (r *callRun) storeResult() (Stage, error) {
 		r.out.Result = result
 	}
 	if rs == nil {
-		if r.d.source == SourceEnvelope && len(result) > maxAnswerBytes {
-			return StageValidateOutput, Errorf(CodePayloadTooLarge, "the result is %d bytes, more than an answer carries (6 MB), and this function has no payloads bucket to store it in (MCPFN_PAYLOADS_BUCKET)", len(result))
+		if most := r.f.opts.limits.MaxAnswerBytes; most > 0 && r.d.source == SourceEnvelope && len(result) > most {
+			return StageValidateOutput, Errorf(CodePayloadTooLarge, "the result is %d bytes, more than an answer carries (%d), and this function has no payloads bucket to store it in (MCPFN_PAYLOADS_BUCKET)", len(result), most)
 		}
 		return StageValidateOutput, nil
 	}

@@ -177,13 +177,18 @@ func TestAResultThatCannotBeStoredFailsClearly(t *testing.T) {
 }
 
 // TestAResultPastAnAnswerWithoutABucketIsRefusedClearly: a function with
-// no payloads bucket fails a result Lambda could not answer, instead of
-// leaving Lambda to fail the invocation.
+// no payloads bucket and Lambda's answer limit (as Start serves it) fails a
+// result Lambda could not answer, instead of leaving Lambda to fail the
+// invocation; served in process (New's default) it answers it inline.
 func TestAResultPastAnAnswerWithoutABucketIsRefusedClearly(t *testing.T) {
-	fn := newFunction(payloadTool(t), quietLogger())
+	fn := newFunction(payloadTool(t), quietLogger(), adapter.WithLimits(adapter.Limits{MaxAnswerBytes: 6 << 20}))
 	res, _ := envelopeResult(t, invoke(t, fn, envelopeOf(t, "c-big", "payload", payloadIn{N: 7 << 20, Kind: "text"}, nil), lambdaInvoke{}))
 	if b := res.errorBody(t); b.Error != string(adapter.CodePayloadTooLarge) || !strings.Contains(b.Message, "MCPFN_PAYLOADS_BUCKET") {
 		t.Errorf("error %+v", b)
+	}
+	a := answerOf(t, invoke(t, newFunction(payloadTool(t), quietLogger()), envelopeOf(t, "c-big2", "payload", payloadIn{N: 7 << 20, Kind: "text"}, nil), lambdaInvoke{}))
+	if a.ResultRef != nil || len(a.Result) < 7<<20 {
+		t.Errorf("in process: %d bytes inline", len(a.Result))
 	}
 }
 

@@ -25,6 +25,13 @@ type Limits struct {
 	// schema validator stops at the first failure, so an answer holds one
 	// issue (path, keyword, message, and the value only when safe to show).
 	MaxIssues int
+	// MaxAnswerBytes caps a result answered inline to an mcpfn envelope by
+	// a function without a payloads bucket ([WithPayloads]): past it the
+	// call fails PAYLOAD_TOO_LARGE, naming MCPFN_PAYLOADS_BUCKET, instead
+	// of leaving Lambda to fail the invocation. 0 (the default of
+	// [New], which runs anywhere): no cap. [Start] sets Lambda's 6 MB
+	// answer, less the envelope around the result.
+	MaxAnswerBytes int
 }
 
 // DefaultLimits returns the limits used unless [WithLimits] says otherwise:
@@ -124,6 +131,9 @@ func WithLimits(l Limits) Option {
 		}
 		if l.MaxIssues > 0 {
 			o.limits.MaxIssues = l.MaxIssues
+		}
+		if l.MaxAnswerBytes > 0 {
+			o.limits.MaxAnswerBytes = l.MaxAnswerBytes
 		}
 	}
 }

@@ -68,7 +68,9 @@ func Start(tool *Tool, opts ...Option) {
 		fmt.Fprintf(os.Stderr, "mcpfn: payloads bucket configuration: %v\n", err)
 		os.Exit(1)
 	}
-	// The environment's bucket first: an option given to Start wins.
+	// The environment's bucket and Lambda's answer limit first: an
+	// option given to Start wins.
+	payloadOpts = append(payloadOpts, WithLimits(Limits{MaxAnswerBytes: lambdaAnswerBytes}))
 	opts = append(append(payloadOpts, opts...), taskOpts...)
 	aud.serve(New(tool, append(opts, withEnvironmentTeardown())...))
 }
