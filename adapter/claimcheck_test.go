@@ -224,7 +224,8 @@ func refEnvelope(t testing.TB, callID string, ref *wire.ObjectRef, signedArgs []
 // TestStoredArgumentsReachTheHandlerOnlyAsTheTokenSays: arguments the
 // gateway stored (canonical form) are read before validation and reach
 // the handler byte for byte — past the default 2 MiB, as the tool
-// declared; a swapped object, whether its reference tells the truth about
+// declared; a version that is gone is a clear, retryable error; a swapped
+// object, whether its reference tells the truth about
 // it or not, and a reference outside the tool's own arguments, are refused
 // token_wrong_arguments.
 func TestStoredArgumentsReachTheHandlerOnlyAsTheTokenSays(t *testing.T) {
@@ -256,6 +257,13 @@ func TestStoredArgumentsReachTheHandlerOnlyAsTheTokenSays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gone := ref
+	gone.VersionID = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	res, _ := envelopeResult(t, invoke(t, fn, refEnvelope(t, "c-args", &gone, args), lambdaInvoke{}))
+	if b := res.errorBody(t); b.Error != string(adapter.CodeUnavailable) || !strings.Contains(b.Message, "gone (expired or deleted)") || !b.Retryable {
+		t.Errorf("stored arguments gone: %+v", b)
+	}
+
 	lying := other
 	lying.SHA256, lying.Size = ref.SHA256, ref.Size
 	elsewhere := ref

@@ -21,7 +21,9 @@ import (
 //
 //  1. decode the invocation, build the [Call] and settle its verified facts —
 //     the caller from the call token, the tenant, the trace (minted when none
-//     came) — which no hook can change (a failure skips to 9);
+//     came), the arguments (read from the payloads bucket when the gateway
+//     stored them, and checked against the token) — which no hook can
+//     change (a failure skips to 9);
 //  2. BeforeToolCall: may reject, or replace the arguments (they are then
 //     validated like the originals);
 //  3. validate the arguments against the input schema (VALIDATION_ERROR);
@@ -30,6 +32,8 @@ import (
 //  6. AfterHandle: may replace the output;
 //  7. validate the output against the output schema (a mismatch is
 //     INTERNAL_SERVER_ERROR: the tool broke its contract, not the caller);
+//     a result too large for the answer is stored in the payloads bucket
+//     and answered by reference (the claim check, [ClaimCheck]);
 //  8. OnToolError, with the raw error, only for an error raised in 4–6;
 //  9. AfterToolCall, exactly once on every path.
 //
