@@ -727,6 +727,10 @@ func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns
 		return fmt.Errorf("localtest: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewJSONHandler(s.gwLog, nil))
+	if cfg.PayloadsBucket != "" {
+		// The claim check's bucket, reached as the gateway's role.
+		cfg.Payloads = s.s3As(s.iam.gateway)
+	}
 	if s.gw, err = gateway.New(cfg); err != nil {
 		return err
 	}
@@ -759,8 +763,10 @@ func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
 		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
 		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
 		gateway.EnvTaskRunWindow: true,
-		// The payloads bucket: its local name, in the S3 stand-in.
-		samgen.EnvPayloadsBucket: true,
+		// The payloads bucket: its local name, in the S3 stand-in, reached
+		// with the gateway's role (startGateway).
+		samgen.EnvPayloadsBucket: true, gateway.EnvInlineResultBytes: true,
+		gateway.EnvResultLinkTTL: true, gateway.EnvResultLinks: true,
 		// The session key: the stack's Secrets Manager stand-in serves
 		// every secret of the template (KeySecretsAPI, startGateway).
 		gateway.EnvSessionKeySecret: true,
