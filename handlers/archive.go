@@ -24,8 +24,9 @@ const ToolExport = "broadcast_export"
 const (
 	// MaxExportBytes bounds an export's zip. The archive is built in a
 	// temporary file, but handed to the adapter as one slice, which the
-	// adapter encodes again as base64: its memory (MemoryMB) is sized
-	// for this bound.
+	// adapter stores in the payloads bucket as it is (past 5 MiB; below,
+	// it answers it as base64): its memory (MemoryMB) is sized for this
+	// bound (a 21 MB archive peaked at 86 MiB, docs/benchmarks.md).
 	MaxExportBytes = 64 << 20
 	exportPageSize = maxListLimit
 )

@@ -119,6 +119,9 @@ var Attach = adapter.Declare(adapter.ToolDef[AttachInput, AttachOutput]{
 	// PutObject: the new object; DeleteObject: a delete marker over the
 	// replaced one (its version expires with the bucket's lifecycle).
 	Buckets: attachmentsBucket("PutObject", "DeleteObject"),
+	// A file of 4 MiB arrives as 5.6 MB of base64: more than the gateway's
+	// default 1 MiB request and the adapter's default 2 MiB of arguments.
+	MaxArgumentBytes: maxAttachArgumentBytes,
 	// Its arguments are up to 5.6 MB of base64, held as text and as bytes.
 	MemoryMB: 512,
 }, (*Store).attach)

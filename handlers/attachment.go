@@ -26,9 +26,19 @@ const AttachmentsEnv = "ATTACHMENTS_BUCKET"
 const AttachmentPrefix = "attachments/"
 
 // MaxAttachmentBytes bounds one attachment: 4 MiB, whose base64 (5.33 MiB)
-// in a call's arguments still fits the 6 MB a Function URL request and a
-// synchronous invoke carry.
+// in a call's arguments still fits the 6 MB a Function URL request carries.
 const MaxAttachmentBytes = 4 << 20
+
+// maxAttachArgumentBytes is broadcast_attach's ToolDef.MaxArgumentBytes:
+// the file's base64 (the schema's maxLength of data) and 128 KiB for the
+// rest of the arguments — the id, a name and a type of up to 255
+// characters each however a client escapes them, and a client that
+// escapes every "/" of the base64 in JSON ("\/", one character in 64 of
+// it, 85 KiB here). 5.46 MiB, under adapter.MaxArgumentBytesLimit: the
+// gateway takes such a call's body (it would refuse any past 1 MiB
+// otherwise) and, its envelope past one Invoke's 5 MiB, hands the
+// arguments over through the payloads bucket (params.argumentsRef).
+var maxAttachArgumentBytes = base64.StdEncoding.EncodedLen(MaxAttachmentBytes) + 128<<10
 
 // Attachment is the file attached to a broadcast: what it is, and where its
 // bytes are.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,9 +27,10 @@ import (
 	"github.com/mcpfn/mcpfn/mcpfntest"
 )
 
-// The attachments of these tests stay under what the adapter accepts by
-// default (2 MiB of arguments: a file of 1.5 MiB in base64) and their
-// exports under 5 MB; the claim check carries bigger ones.
+// The attachments of these tests are small but for one of the largest size
+// (TestAttachmentInputLimitsAreInTheSchema), and their exports under 5 MB;
+// localtest's TestDemoExportOfFiveLargeAttachments passes the largest
+// through the claim check.
 
 // randomBytes returns n bytes that do not compress.
 func randomBytes(n int) []byte {
@@ -325,6 +327,38 @@ func TestAttachmentInputLimitsAreInTheSchema(t *testing.T) {
 	}
 	// The same, unchanged, is accepted.
 	mcpfntest.Output[handlers.AttachOutput](t, a.call(t, handlers.ToolAttach, ok, writer))
+
+	// The largest file, with the longest name and media type, every
+	// character of them escaped and every "/" of the base64 too, is inside
+	// the tool's declared MaxArgumentBytes (what the gateway takes, then
+	// stores as params.argumentsRef); a larger file is refused as such,
+	// never by the argument limit.
+	data := randomBytes(handlers.MaxAttachmentBytes)
+	escaped := func(s string) string {
+		var b strings.Builder
+		for _, r := range s {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		return b.String()
+	}
+	b64 := strings.ReplaceAll(base64.StdEncoding.EncodeToString(data), "/", `\/`)
+	largest := fmt.Sprintf(`{"id":%q,"name":"%s","contentType":"%s","data":"%s"}`, id,
+		escaped(strings.Repeat("é", 251)+".pdf"), escaped(strings.Repeat("a", 127)+"/"+strings.Repeat("b", 127)), b64)
+	if limit := handlers.Attach.Tool().MaxArgumentBytes(); len(largest) > limit || limit > adapter.MaxArgumentBytesLimit {
+		t.Fatalf("the largest arguments are %d bytes; the tool declares %d (at most %d)", len(largest), limit, adapter.MaxArgumentBytesLimit)
+	}
+	got := mcpfntest.Output[handlers.AttachOutput](t, a.call(t, handlers.ToolAttach, json.RawMessage(largest), writer))
+	if got.Attachment.Size != handlers.MaxAttachmentBytes || got.Attachment.SHA256 != sha(data) {
+		t.Fatalf("attached %+v, want %d bytes, SHA-256 %s", got.Attachment, len(data), sha(data))
+	}
+	// 4 MiB is 3·1398101 + 1 bytes: its base64 is padded, so one or two
+	// bytes more have base64 as long, which the handler refuses; three
+	// more are past the schema's maxLength.
+	over := func(n int) map[string]any {
+		return map[string]any{"id": id, "name": "a.bin", "contentType": "application/octet-stream", "data": randomBytes(n)}
+	}
+	wantCode(t, a.call(t, handlers.ToolAttach, over(handlers.MaxAttachmentBytes+1), writer), adapter.CodePayloadTooLarge)
+	wantCode(t, a.call(t, handlers.ToolAttach, over(handlers.MaxAttachmentBytes+3), writer), adapter.CodeValidation)
 }
 
 func TestAMissingBroadcastIsNotFound(t *testing.T) {

@@ -74,12 +74,15 @@
 //   - An export streams each attachment from the bucket through the zip
 //     writer into a temporary file, so no attachment is held in memory
 //     whole; the finished archive is read back once, because
-//     adapter.BlobResource takes the bytes as one slice (and the adapter
-//     encodes them as base64 again). broadcast_attachment holds the file
+//     adapter.BlobResource takes the bytes as one slice (which the adapter
+//     stores as they are past 5 MiB, and encodes as base64 only in an
+//     answer that small). broadcast_attachment holds the file
 //     once, read into a slice of its exact size; broadcast_attach holds it
 //     as the adapter decoded it from its base64 argument.
 //   - Results past Lambda's 6 MB (an export easily is) and arguments past
 //     the gateway's request bound are mcpfn's business (its claim check,
 //     through the payloads bucket), not the handlers': they return plain
-//     adapter.Content and take a plain []byte.
+//     adapter.Content and take a plain []byte. broadcast_attach declares
+//     the arguments a 4 MiB file makes (ToolDef.MaxArgumentBytes), which
+//     is all a tool taking large arguments has to do.
 package handlers

@@ -553,7 +553,14 @@ func claimTask(t *testing.T, c *sdkConn, in claim.Input) map[string]any {
 	b, _ := json.Marshal(in)
 	var args map[string]any
 	_ = json.Unmarshal(b, &args)
-	created := c.call(t, "tools/call", map[string]any{"name": claim.Name, "arguments": args})
+	return runTask(t, c, claim.Name, args)
+}
+
+// runTask calls tool as a task and polls tasks/get (at the interval the
+// gateway asks for) until it has ended.
+func runTask(t *testing.T, c *sdkConn, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	created := c.call(t, "tools/call", map[string]any{"name": tool, "arguments": args})
 	id, _ := created["taskId"].(string)
 	if created["resultType"] != "task" || id == "" {
 		t.Fatalf("tools/call with the tasks extension answered %.300v, want a CreateTaskResult", created)
