@@ -6,17 +6,30 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/benchkit"
 )
 
-// profile runs s (mcpfn's gateway built with -tags mcpfn_pprof) under the
-// highest client count for o.ProfileTime and writes the process's CPU
-// profile to o.CPUProfile, from net/http/pprof on a listener of its own.
-// Its figures are not the report's: the profiling build and the sampling
-// cost a little.
-func profile(ctx context.Context, o options, s server, token string) error {
+// profilePath is where flavour i's profile goes: path itself for mcpfn's
+// gateway, path with "-bare" before its extension for the forwarder.
+func profilePath(path string, i int) string {
+	if i == mcpfnGW {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-bare" + ext
+}
+
+// profile runs s (a gateway built with -tags mcpfn_pprof) under the highest
+// client count for o.ProfileTime and writes the process's CPU profile to
+// path, from net/http/pprof on a listener of its own. Its figures are not
+// the report's: the profiling build and the sampling cost a little.
+func profile(ctx context.Context, o options, s server, token, path string) error {
 	pprofAddr, err := freeAddr()
 	if err != nil {
 		return err
@@ -40,7 +53,8 @@ func profile(ctx context.Context, o options, s server, token string) error {
 		return err
 	}
 
-	fmt.Fprintf(o.Progress, "bench-gateway: CPU profile of the mcpfn gateway at %s for %v…\n", clientsLabel(len(callers)), o.ProfileTime)
+	fmt.Fprintf(o.Progress, "bench-gateway: CPU profile of %s at %s for %v…\n", s.name, clientsLabel(len(callers)), o.ProfileTime)
+	cpu0 := benchkit.ProcessCPU(p.cmd.Process.Pid)
 	loadCtx, stop := context.WithCancel(ctx)
 	var calls atomic.Int64
 	loadDone := make(chan error, 1)
@@ -56,17 +70,19 @@ func profile(ctx context.Context, o options, s server, token string) error {
 		loadDone <- nil
 	}()
 	start := time.Now()
-	perr := fetchProfile(ctx, pprofAddr, o.ProfileTime, o.CPUProfile)
+	perr := fetchProfile(ctx, pprofAddr, o.ProfileTime, path)
 	took := time.Since(start)
 	stop()
+	cpu := benchkit.ProcessCPU(p.cmd.Process.Pid) - cpu0
 	if err := <-loadDone; err != nil {
 		return err
 	}
 	if perr != nil {
 		return perr
 	}
-	fmt.Fprintf(o.Progress, "bench-gateway: %d calls during the profile (%.0f/s); profile in %s — read it with: go tool pprof -top %s\n",
-		calls.Load(), float64(calls.Load())/took.Seconds(), o.CPUProfile, o.CPUProfile)
+	n := max(calls.Load(), 1)
+	fmt.Fprintf(o.Progress, "bench-gateway: %s: %d calls during the profile (%.0f/s, %.0f µs CPU per call); profile in %s — read it with: go tool pprof -top %s %s\n",
+		s.name, n, float64(n)/took.Seconds(), float64(cpu.Microseconds())/float64(n), path, s.bin, path)
 	return nil
 }
 

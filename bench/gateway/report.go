@@ -41,6 +41,7 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 		"clients: go-sdk MCP clients over Streamable HTTP, one connection pool each, one call at a time each; "+
 		"%d timed calls per flavour per level, the flavours taking turns in blocks of %d; "+
 		"cold start: median of %d fresh processes per gateway, interleaved (process start → a fresh client's first tools/call answered; listening: → the port accepts); "+
+		"CPU per call: the held gateway process's user + system CPU over the warm phase / the calls it served; "+
 		"peak RSS: VmHWM of the held process after all its load (and the largest of the cold ones after their first answer); binaries built as deployed (-trimpath -tags lambda.norpc -ldflags='-s -w -buildid=', static)\n\n",
 		o.Calls, o.Block, o.ColdSamples)
 
@@ -51,8 +52,8 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 		head += fmt.Sprintf(" %s p50 | p99 | req/s |", l)
 		rule += "---|---|---|"
 	}
-	head += " peak RSS under load (cold) | binary |"
-	rule += "---|---|"
+	head += " CPU per call | peak RSS under load (cold) | binary |"
+	rule += "---|---|---|"
 	fmt.Fprintln(out, head)
 	fmt.Fprintln(out, rule)
 	for i := range nFlavours {
@@ -68,9 +69,9 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 			row += fmt.Sprintf(" %s | %s | %.0f |", benchkit.MS(benchkit.Percentile(l.lat, 50)), benchkit.MS(benchkit.Percentile(l.lat, 99)), l.perSecond())
 		}
 		if x.size > 0 {
-			row += fmt.Sprintf(" %.1f MiB (%.1f) | %.1f MB |", benchkit.MiB(x.rss), benchkit.MiB(x.coldRSS), float64(x.size)/1e6)
+			row += fmt.Sprintf(" %d µs | %.1f MiB (%.1f) | %.1f MB |", x.cpuPerCall.Microseconds(), benchkit.MiB(x.rss), benchkit.MiB(x.coldRSS), float64(x.size)/1e6)
 		} else {
-			row += " – | – |"
+			row += " – | – | – |"
 		}
 		fmt.Fprintln(out, row)
 	}
@@ -122,6 +123,7 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 	}
 	refs = append(refs,
 		fmt.Sprintf("listening %.2f×", benchkit.Ratio(benchkit.Median(res[mcpfnGW].listen), benchkit.Median(res[bare].listen))),
+		fmt.Sprintf("CPU per call %.2f×", benchkit.Ratio(res[mcpfnGW].cpuPerCall, res[bare].cpuPerCall)),
 		fmt.Sprintf("cold peak RSS %.2f×", benchkit.Ratio(res[mcpfnGW].coldRSS, res[bare].coldRSS)),
 		fmt.Sprintf("binary %.2f×", benchkit.Ratio(res[mcpfnGW].size, res[bare].size)))
 	fmt.Fprintln(out, strings.Join(refs, "; "))

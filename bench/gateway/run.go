@@ -58,6 +58,9 @@ type result struct {
 	coldRSS int64 // the largest VmHWM of the cold processes, after their first answer
 	rss     int64 // VmHWM of the held process after all its load
 	size    int64
+	// cpuPerCall is the held process's CPU time (user + system) over the
+	// warm phase divided by the calls it served then, warm-ups included.
+	cpuPerCall time.Duration
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -82,7 +85,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	for i := range res {
 		res[i].levels = map[int]*level{}
 	}
-	for i, bin := range map[int]string{mcpfnGW: bins.mcpfn, bare: bins.bare} {
+	for i, bin := range map[int]string{mcpfnGW: bins.gw[mcpfnGW], bare: bins.gw[bare]} {
 		fi, err := os.Stat(bin)
 		if err != nil {
 			return err
@@ -98,8 +101,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	servers := [nFlavours]server{
-		mcpfnGW: {name: "mcpfn", bin: bins.mcpfn, env: env, listenVar: gateway.EnvListenAddr, logPath: st.LogPath("mcpfn-gateway")},
-		bare:    {name: "bare", bin: bins.bare, env: bareEnv(st), listenVar: "LISTEN_ADDR", logPath: st.LogPath("bare-forwarder")},
+		mcpfnGW: {name: "mcpfn", bin: bins.gw[mcpfnGW], env: env, listenVar: gateway.EnvListenAddr, logPath: st.LogPath("mcpfn-gateway")},
+		bare:    {name: "bare", bin: bins.gw[bare], env: bareEnv(st), listenVar: "LISTEN_ADDR", logPath: st.LogPath("bare-forwarder")},
 	}
 	tokens := [nFlavours]string{mcpfnGW: token}
 	var seq atomic.Int64
@@ -156,13 +159,20 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err := checkAuthOn(ctx, held[mcpfnGW].url); err != nil {
 		return err
 	}
+	var served [nFlavours]int
+	var cpu0 [nFlavours]time.Duration
+	for _, i := range gws {
+		cpu0[i] = benchkit.ProcessCPU(held[i].cmd.Process.Pid)
+	}
 	for _, n := range o.Clients {
 		fmt.Fprintf(o.Progress, "bench-gateway: %d timed calls per flavour at %d client(s)…\n", o.Calls, n)
 		for i := range nFlavours {
 			// Untimed: connections opened, code paths warm.
-			if _, _, err := block(ctx, callers[i][:n], max(20*n, 100), &seq); err != nil {
+			warm := max(20*n, 100)
+			if _, _, err := block(ctx, callers[i][:n], warm, &seq); err != nil {
 				return fmt.Errorf("%s: %w", labels[i], err)
 			}
+			served[i] += warm
 			res[i].levels[n] = &level{}
 		}
 		for round, done := 0, 0; done < o.Calls; round, done = round+1, done+o.Block {
@@ -176,6 +186,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 				l := res[i].levels[n]
 				l.lat = append(l.lat, lat...)
 				l.wall += wall
+				served[i] += calls
 			}
 		}
 		for i := range nFlavours {
@@ -184,6 +195,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	for _, i := range gws {
 		res[i].rss = held[i].peakRSS()
+		res[i].cpuPerCall = (benchkit.ProcessCPU(held[i].cmd.Process.Pid) - cpu0[i]) / time.Duration(served[i])
 	}
 	for i := range res {
 		slices.Sort(res[i].cold)
@@ -195,9 +207,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	report(out, o, &res, loadStart, benchkit.LoadAvg())
 
 	if o.CPUProfile != "" {
-		pprofSrv := servers[mcpfnGW]
-		pprofSrv.name, pprofSrv.bin = "mcpfn (pprof build)", bins.pprof
-		return profile(ctx, o, pprofSrv, token)
+		// Both gateways, in their profiling builds, one after the other.
+		for _, i := range gws {
+			s := servers[i]
+			s.name += " (pprof build)"
+			s.bin = bins.pprof[i]
+			if err := profile(ctx, o, s, tokens[i], profilePath(o.CPUProfile, i)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

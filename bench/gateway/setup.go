@@ -48,37 +48,36 @@ type echoArgs struct {
 	Text string `json:"text" jsonschema:"the text to echo"`
 }
 
-// binaries are the builds the bench runs: both gateways as deployed, and
-// the profiling build of mcpfn's when asked for.
+// binaries are the builds the bench runs: both gateways as deployed (gw),
+// and their profiling builds (-tags mcpfn_pprof) when a profile is asked
+// for, by flavour.
 type binaries struct {
-	mcpfn, bare, pprof string
+	gw, pprof [nFlavours]string
 }
 
 // build builds the gateways (the function is the stack's to build).
 func build(ctx context.Context, o options) (binaries, error) {
+	var b binaries
 	p, err := project.Find(".")
 	if err != nil {
-		return binaries{}, err
+		return b, err
 	}
-	root := p.Root
 	binDir, err := filepath.Abs(o.BinDir)
 	if err != nil {
-		return binaries{}, err
-	}
-	b := binaries{
-		mcpfn: filepath.Join(binDir, "mcpfn-gateway"),
-		bare:  filepath.Join(binDir, "bare-forwarder"),
-	}
-	if err := benchkit.Build(ctx, root, "./cmd/mcpfn-gateway", b.mcpfn); err != nil {
 		return b, err
 	}
-	if err := benchkit.Build(ctx, root, "./bench/gateway/forwarder", b.bare); err != nil {
-		return b, err
-	}
-	if o.CPUProfile != "" {
-		b.pprof = filepath.Join(binDir, "mcpfn-gateway-pprof")
-		if err := benchkit.Build(ctx, root, "./cmd/mcpfn-gateway", b.pprof, "mcpfn_pprof"); err != nil {
+	pkgs := map[int]string{mcpfnGW: "./cmd/mcpfn-gateway", bare: "./bench/gateway/forwarder"}
+	names := map[int]string{mcpfnGW: "mcpfn-gateway", bare: "bare-forwarder"}
+	for _, i := range []int{mcpfnGW, bare} {
+		b.gw[i] = filepath.Join(binDir, names[i])
+		if err := benchkit.Build(ctx, p.Root, pkgs[i], b.gw[i]); err != nil {
 			return b, err
+		}
+		if o.CPUProfile != "" {
+			b.pprof[i] = filepath.Join(binDir, names[i]+"-pprof")
+			if err := benchkit.Build(ctx, p.Root, pkgs[i], b.pprof[i], "mcpfn_pprof"); err != nil {
+				return b, err
+			}
 		}
 	}
 	return b, nil

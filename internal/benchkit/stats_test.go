@@ -1,6 +1,8 @@
 package benchkit
 
 import (
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +90,21 @@ func TestBoundsSayHowFarOver(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+}
+
+func TestProcessFiguresOfThisProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc")
+	}
+	// Its own CPU so far: at least the test binary's start, never negative.
+	if got := ProcessCPU(os.Getpid()); got < 0 {
+		t.Errorf("ProcessCPU = %v", got)
+	}
+	if got := PeakRSS(os.Getpid()); got <= 0 {
+		t.Errorf("PeakRSS = %d, want the test's own", got)
+	}
+	if ProcessCPU(-1) != 0 || PeakRSS(-1) != 0 {
+		t.Error("a process that does not exist has no CPU and no RSS")
 	}
 }
