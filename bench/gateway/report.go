@@ -40,13 +40,14 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 	fmt.Fprintf(out, "one function (bench/gateway/echo under the Lambda RIE, behind the local stack's Invoke API) behind each gateway, each gateway a process of its own; "+
 		"clients: go-sdk MCP clients over Streamable HTTP, one connection pool each, one call at a time each; "+
 		"%d timed calls per flavour per level, the flavours taking turns in blocks of %d; "+
-		"cold start: median of %d fresh processes per gateway, interleaved (process start → a fresh client's first tools/call answered; listening: → the port accepts); "+
+		"cold start: median of %d fresh processes per gateway, interleaved (process start → a fresh client's first tools/call answered; listening: → the port accepts; "+
+		"cold CPU: the process's threads' run time by the answer, and by listening, median); "+
 		"CPU per call: the held gateway process's user + system CPU over the warm phase / the calls it served; "+
 		"peak RSS: VmHWM of the held process after all its load (and the largest of the cold ones after their first answer); binaries built as deployed (-trimpath -tags lambda.norpc -ldflags='-s -w -buildid=', static)\n\n",
 		o.Calls, o.Block, o.ColdSamples)
 
-	head := "| flavour | cold start median (min–max) | listening |"
-	rule := "|---|---|---|"
+	head := "| flavour | cold start median (min–max) | listening | cold CPU (to listening) |"
+	rule := "|---|---|---|---|"
 	for _, n := range o.Clients {
 		l := clientsLabel(n)
 		head += fmt.Sprintf(" %s p50 | p99 | req/s |", l)
@@ -60,9 +61,10 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 		x := &res[i]
 		row := "| " + labels[i] + " | "
 		if len(x.cold) > 0 {
-			row += fmt.Sprintf("%s (%s–%s) | %s |", benchkit.MS(benchkit.Median(x.cold)), benchkit.MS(x.cold[0]), benchkit.MS(x.cold[len(x.cold)-1]), benchkit.MS(benchkit.Median(x.listen)))
+			row += fmt.Sprintf("%s (%s–%s) | %s | %s (%s) |", benchkit.MS(benchkit.Median(x.cold)), benchkit.MS(x.cold[0]), benchkit.MS(x.cold[len(x.cold)-1]), benchkit.MS(benchkit.Median(x.listen)),
+				benchkit.MS(benchkit.Median(x.coldCPU)), benchkit.MS(benchkit.Median(x.listenCPU)))
 		} else {
-			row += "– | – |"
+			row += "– | – | – |"
 		}
 		for _, n := range o.Clients {
 			l := x.levels[n]
@@ -123,6 +125,7 @@ func report(out io.Writer, o options, res *[nFlavours]result, loadStart, loadEnd
 	}
 	refs = append(refs,
 		fmt.Sprintf("listening %.2f×", benchkit.Ratio(benchkit.Median(res[mcpfnGW].listen), benchkit.Median(res[bare].listen))),
+		fmt.Sprintf("cold CPU %.2f×", benchkit.Ratio(benchkit.Median(res[mcpfnGW].coldCPU), benchkit.Median(res[bare].coldCPU))),
 		fmt.Sprintf("CPU per call %.2f×", benchkit.Ratio(res[mcpfnGW].cpuPerCall, res[bare].cpuPerCall)),
 		fmt.Sprintf("cold peak RSS %.2f×", benchkit.Ratio(res[mcpfnGW].coldRSS, res[bare].coldRSS)),
 		fmt.Sprintf("binary %.2f×", benchkit.Ratio(res[mcpfnGW].size, res[bare].size)))

@@ -52,12 +52,16 @@ func (l *level) perSecond() float64 {
 // result is one flavour's figures (cold start, RSS and size only for the
 // two gateways).
 type result struct {
-	levels  map[int]*level // by clients
-	cold    []time.Duration
-	listen  []time.Duration
-	coldRSS int64 // the largest VmHWM of the cold processes, after their first answer
-	rss     int64 // VmHWM of the held process after all its load
-	size    int64
+	levels map[int]*level // by clients
+	cold   []time.Duration
+	listen []time.Duration
+	// coldCPU and listenCPU are the CPU the cold process had used by then
+	// (its threads' run time): what the cold start costs whatever the
+	// machine's load.
+	coldCPU, listenCPU []time.Duration
+	coldRSS            int64 // the largest VmHWM of the cold processes, after their first answer
+	rss                int64 // VmHWM of the held process after all its load
+	size               int64
 	// cpuPerCall is the held process's CPU time (user + system) over the
 	// warm phase divided by the calls it served then, warm-ups included.
 	cpuPerCall time.Duration
@@ -124,13 +128,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	for round := range o.ColdSamples {
 		for k := range gws {
 			i := gws[(round+k)%len(gws)]
-			cold, listen, rss, err := coldStart(ctx, servers[i], tokens[i], &seq)
+			c, err := coldStart(ctx, servers[i], tokens[i], &seq)
 			if err != nil {
 				return err
 			}
-			res[i].cold = append(res[i].cold, cold)
-			res[i].listen = append(res[i].listen, listen)
-			res[i].coldRSS = max(res[i].coldRSS, rss)
+			res[i].cold = append(res[i].cold, c.answered)
+			res[i].listen = append(res[i].listen, c.listening)
+			res[i].coldCPU = append(res[i].coldCPU, c.answeredCPU)
+			res[i].listenCPU = append(res[i].listenCPU, c.listeningCPU)
+			res[i].coldRSS = max(res[i].coldRSS, c.rss)
 		}
 	}
 
@@ -198,8 +204,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		res[i].cpuPerCall = (benchkit.ProcessCPU(held[i].cmd.Process.Pid) - cpu0[i]) / time.Duration(served[i])
 	}
 	for i := range res {
-		slices.Sort(res[i].cold)
-		slices.Sort(res[i].listen)
+		for _, ds := range [][]time.Duration{res[i].cold, res[i].listen, res[i].coldCPU, res[i].listenCPU} {
+			slices.Sort(ds)
+		}
 	}
 	if err := checkAuditOn(ctx, st, held[mcpfnGW].url); err != nil {
 		return err
@@ -220,27 +227,37 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	return nil
 }
 
+// cold is one cold start: the times from starting the process to its port
+// accepting connections and to the first tools/call answered, the CPU its
+// threads had used at each, and its VmHWM then.
+type cold struct {
+	listening, answered       time.Duration
+	listeningCPU, answeredCPU time.Duration
+	rss                       int64
+}
+
 // coldStart times one fresh process of s: from starting it to a fresh
 // client's first tools/call answered (the client connects as any does:
-// initialize, then the call), and to its port accepting connections. rss
-// is the process's VmHWM then.
-func coldStart(ctx context.Context, s server, token string, seq *atomic.Int64) (cold, listen time.Duration, rss int64, err error) {
+// initialize, then the call), and to its port accepting connections.
+func coldStart(ctx context.Context, s server, token string, seq *atomic.Int64) (cold, error) {
 	p, err := s.start(ctx)
 	if err != nil {
-		return 0, 0, 0, err
+		return cold{}, err
 	}
 	defer p.stop()
-	listen = time.Since(p.began)
-	c, err := connect(ctx, p.url, token)
+	c := cold{listening: time.Since(p.began), listeningCPU: benchkit.ThreadsCPU(p.cmd.Process.Pid)}
+	cl, err := connect(ctx, p.url, token)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%s (cold): %w (see %s)", s.name, err, s.logPath)
+		return cold{}, fmt.Errorf("%s (cold): %w (see %s)", s.name, err, s.logPath)
 	}
-	defer c.close()
-	if err := c.call(ctx, seq.Add(1)); err != nil {
-		return 0, 0, 0, fmt.Errorf("%s (cold): %w (see %s)", s.name, err, s.logPath)
+	defer cl.close()
+	if err := cl.call(ctx, seq.Add(1)); err != nil {
+		return cold{}, fmt.Errorf("%s (cold): %w (see %s)", s.name, err, s.logPath)
 	}
-	cold = time.Since(p.began)
-	return cold, listen, p.peakRSS(), nil
+	c.answered = time.Since(p.began)
+	c.answeredCPU = benchkit.ThreadsCPU(p.cmd.Process.Pid)
+	c.rss = p.peakRSS()
+	return c, nil
 }
 
 // checkAuthOn makes sure mcpfn's gateway is measured with its auth on: a

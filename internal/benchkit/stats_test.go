@@ -104,7 +104,10 @@ func TestProcessFiguresOfThisProcess(t *testing.T) {
 	if got := PeakRSS(os.Getpid()); got <= 0 {
 		t.Errorf("PeakRSS = %d, want the test's own", got)
 	}
-	if ProcessCPU(-1) != 0 || PeakRSS(-1) != 0 {
+	if got := ThreadsCPU(os.Getpid()); got <= 0 {
+		t.Errorf("ThreadsCPU = %v, want the test's own", got)
+	}
+	if ProcessCPU(-1) != 0 || PeakRSS(-1) != 0 || ThreadsCPU(-1) != 0 {
 		t.Error("a process that does not exist has no CPU and no RSS")
 	}
 }
