@@ -9,7 +9,7 @@ GO ?= go
 BUILD_TAGS ?=
 NODE_TOOLS := tools/node
 
-.PHONY: all test test-go lint vet staticcheck bench bench-lambda local build deps node-deps browser-deps fmt validate-template
+.PHONY: all test test-go lint vet staticcheck bench bench-lambda bench-gateway local build deps node-deps browser-deps fmt validate-template
 
 all: build
 
@@ -118,6 +118,19 @@ bench: deps
 BENCH_LAMBDA_FLAGS ?=
 bench-lambda:
 	$(GO) run ./bench/lambda $(BENCH_LAMBDA_FLAGS)
+
+## bench-gateway: issue 21's benchmark (docs/benchmarks.md): mcpfn's gateway
+## (cmd/mcpfn-gateway as deployed: JWT auth, signed calls, audit on against
+## DynamoDB Local) and a bare go-sdk Streamable HTTP forwarder with no auth
+## and no audit, each a process of its own in front of the same echo
+## function under the Runtime Interface Emulator, against direct Invokes of
+## it, in one run: added latency p50/p99 at 1 and 16 clients, requests/s,
+## cold start, peak RSS, binary size; then the ratios with PASS/MISS.
+## BENCH_GATEWAY_FLAGS passes flags on, e.g.
+## BENCH_GATEWAY_FLAGS='-n 21 -calls 6000' or '-cpuprofile gw.pprof'.
+BENCH_GATEWAY_FLAGS ?=
+bench-gateway:
+	$(GO) run ./bench/gateway $(BENCH_GATEWAY_FLAGS)
 
 # ---- Lambda builds ----
 # This repository walks the path an outside project walks: every command

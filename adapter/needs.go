@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -64,16 +63,6 @@ type BucketAccess struct {
 // objects and their versions. Listing, ACLs, tags, retention and the
 // bucket's own settings are the template's business, never a tool's.
 var bucketActions = []string{"DeleteObject", "DeleteObjectVersion", "GetObject", "GetObjectVersion", "PutObject"}
-
-var (
-	logicalID = regexp.MustCompile(`^[A-Za-z0-9]{1,255}$`)
-	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	indexName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
-	// keyPrefix: S3's safe key characters only. Neither * nor ? (IAM
-	// wildcards, which would widen the grant), nor $ (a policy variable,
-	// and a !Sub reference), nor a leading /.
-	keyPrefix = regexp.MustCompile(`^([A-Za-z0-9!_.'()-][A-Za-z0-9!_.'()/-]{0,511})?$`)
-)
 
 // reservedEnvPrefixes are the environment variables a declaration may not
 // set: mcpfn's own (a tool that could set MCPFN_AUDIT_TABLE would choose

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"time"
 
@@ -171,8 +170,6 @@ type Tool struct {
 	// it grow and copy on every call.
 	bind func(args json.RawMessage) (func(ctx context.Context, call *Call) (any, error), error)
 }
-
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Define checks d, infers and refines its schemas, and binds its Handler: the
 // result runs under [New] or [Start]. An Out of [Content] (or *Content) has no

@@ -43,45 +43,70 @@ type Entry struct {
 // Parse reads a catalog and checks it: the version, one entry per tool, each
 // declaration a valid tool.
 func Parse(b []byte) (*File, error) {
+	f, _, err := parse(b)
+	return f, err
+}
+
+// parse is Parse that also returns the tools it declared to check them.
+func parse(b []byte) (*File, []*adapter.Tool, error) {
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, nil, fmt.Errorf("catalog: %w", err)
 	}
 	if f.Version != Version {
-		return nil, fmt.Errorf("catalog: version %q, want %q (regenerate it with `mcpfn template`)", f.Version, Version)
+		return nil, nil, fmt.Errorf("catalog: version %q, want %q (regenerate it with `mcpfn template`)", f.Version, Version)
 	}
-	if _, err := f.Declared(); err != nil {
-		return nil, err
+	tools, err := f.Declared()
+	if err != nil {
+		return nil, nil, err
 	}
-	return &f, nil
+	return &f, tools, nil
 }
 
 // Load reads the catalog file at path.
 func Load(path string) (*File, error) {
+	f, _, err := load(path)
+	return f, err
+}
+
+func load(path string) (*File, []*adapter.Tool, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("catalog: %s does not exist; `mcpfn template` writes it", path)
+			return nil, nil, fmt.Errorf("catalog: %s does not exist; `mcpfn template` writes it", path)
 		}
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, nil, fmt.Errorf("catalog: %w", err)
 	}
-	f, err := Parse(b)
+	f, tools, err := parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return f, nil
+	return f, tools, nil
 }
 
 // FromEnv loads the catalog a deployed gateway or interceptor was packaged
 // with (see [EnvPath]).
 func FromEnv() (*File, error) {
-	path := os.Getenv(EnvPath)
-	if path == "" {
-		path = filepath.Join(cmpOr(os.Getenv("LAMBDA_TASK_ROOT"), "."), FileName)
+	f, _, err := load(envPath())
+	return f, err
+}
+
+// ToolsFromEnv is [FromEnv] followed by [File.Declared], declaring each tool
+// once: loading checks every declaration by building its tool, schemas
+// resolved, and a second Declared would build them all again — work that a
+// gateway's or an interceptor's cold start pays per tool.
+func ToolsFromEnv() ([]*adapter.Tool, error) {
+	_, tools, err := load(envPath())
+	return tools, err
+}
+
+func envPath() string {
+	if path := os.Getenv(EnvPath); path != "" {
+		return path
 	}
-	return Load(path)
+	return filepath.Join(cmpOr(os.Getenv("LAMBDA_TASK_ROOT"), "."), FileName)
 }
 
 func cmpOr(a, b string) string {

@@ -226,12 +226,21 @@ func (a *jwtAuth) authenticate(w http.ResponseWriter, r *http.Request, next func
 // verify is the go-sdk TokenVerifier. Every verification failure wraps
 // auth.ErrInvalidToken, which the middleware answers with 401 and the
 // challenge.
+//
+// The token is parsed once: the checks that need no key first (precheck),
+// then the key looked up and the signature verified over the same parse —
+// what jwt.Parser.ParseWithClaims does after its own parse, which the
+// gateway used to run as a second parse of every request's token.
 func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	if err := a.precheck(token); err != nil {
-		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
-	}
 	claims := jwt.MapClaims{}
-	if _, err := a.parser.ParseWithClaims(token, claims, a.keyFunc(ctx)); err != nil {
+	t, parts, err := a.parser.ParseUnverified(token, claims)
+	if err == nil {
+		err = a.precheck(t, claims)
+	}
+	if err == nil {
+		err = a.verifySignature(ctx, t, parts)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 	}
 	sub, _ := claims["sub"].(string)
@@ -258,15 +267,11 @@ func (a *jwtAuth) verify(ctx context.Context, token string, _ *http.Request) (*a
 	}, nil
 }
 
-// precheck runs every check that needs no key: the token's shape, its
-// algorithm, a kid, issuer, audience and times. Only a token that passes
-// may look up (and so perhaps refresh) the issuer's keys.
-func (a *jwtAuth) precheck(token string) error {
-	claims := jwt.MapClaims{}
-	t, _, err := a.parser.ParseUnverified(token, claims)
-	if err != nil {
-		return err
-	}
+// precheck runs every check that needs no key on a parsed token: its
+// algorithm, a kid, issuer, audience and times (its shape was the parse's).
+// Only a token that passes may look up (and so perhaps refresh) the
+// issuer's keys.
+func (a *jwtAuth) precheck(t *jwt.Token, claims jwt.MapClaims) error {
 	if alg := t.Method.Alg(); !slices.Contains(a.methods, alg) {
 		return fmt.Errorf("signing method %s is not accepted", alg)
 	}
@@ -274,6 +279,21 @@ func (a *jwtAuth) precheck(token string) error {
 		return errors.New("token header has no usable kid")
 	}
 	return a.claims.Validate(claims)
+}
+
+// verifySignature checks t's signature with the issuer's key for its kid:
+// the header and claims segments as received, signed with the key the key
+// set holds under that kid.
+func (a *jwtAuth) verifySignature(ctx context.Context, t *jwt.Token, parts []string) error {
+	key, err := a.keyFunc(ctx)(t)
+	if err != nil {
+		return err
+	}
+	if err := t.Method.Verify(parts[0]+"."+parts[1], t.Signature, key); err != nil {
+		return fmt.Errorf("token signature is invalid: %w", err)
+	}
+	t.Valid = true
+	return nil
 }
 
 // maxKIDLength bounds the kid looked up in the key set.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -139,4 +140,35 @@ func mustJSON(v any) json.RawMessage {
 		panic(err)
 	}
 	return b
+}
+
+// BenchmarkNew is the gateway's own part of a cold start, as
+// cmd/mcpfn-gateway runs it in JWT mode: the call keys and the session key
+// read through the SDK from the Secrets Manager stand-in, the issuer's key
+// set fetched, the Lambda client built from the environment, the MCP
+// server built. cpu-ns/op includes the stand-in's and the issuer's side of
+// those reads (they run in this process).
+//
+//	go test -run '^$' -bench BenchmarkNew -cpuprofile new.pprof ./gateway/
+func BenchmarkNew(b *testing.B) {
+	// As on Lambda: no custom CA bundle for the SDK to parse at every
+	// LoadDefaultConfig (a developer's machine may set one).
+	b.Setenv("AWS_CA_BUNDLE", "")
+	e := newEnv(b)
+	e.secrets.Generate("bench-session-key", 64)
+	cfg := e.cfgUsed
+	cfg.SessionKeySecret = secretsstandin.ARN("bench-session-key")
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for b.Loop() {
+		g, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = g.Close()
+	}
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	}
 }

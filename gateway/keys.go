@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"github.com/mcpfn/mcpfn/calltoken"
 )
 
@@ -19,14 +16,10 @@ const keyReloadInterval = 10 * time.Minute
 // loadSigner reads every tool function's key (one concurrent round of
 // Secrets Manager reads at cold start) and keeps them fresh in the
 // background until Close.
-func (g *Gateway) loadSigner(ctx context.Context) error {
-	api := g.cfg.KeySecretsAPI
-	if api == nil {
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return fmt.Errorf("gateway: AWS configuration: %w", err)
-		}
-		api = secretsmanager.NewFromConfig(awsCfg)
+func (g *Gateway) loadSigner(ctx context.Context, clients *awsClients) error {
+	api, err := clients.secrets()
+	if err != nil {
+		return err
 	}
 	s, err := calltoken.LoadSigner(ctx, api, calltoken.SignerGateway, g.cfg.Functions, g.cfg.KeySecrets, g.cfg.KeyGrace)
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
@@ -52,7 +52,7 @@ type sessionKeys [][]byte
 // loadSessionKeys sets the gateway's session keys, and the keys its task
 // records are sealed with (records.go), from Config.SessionKeySecret, or
 // random keys of this process.
-func (g *Gateway) loadSessionKeys(ctx context.Context) error {
+func (g *Gateway) loadSessionKeys(ctx context.Context, clients *awsClients) error {
 	if g.cfg.SessionKeySecret == "" {
 		g.sessions = randomSessionKeys()
 		g.records = randomRecordKeys()
@@ -66,13 +66,9 @@ func (g *Gateway) loadSessionKeys(ctx context.Context) error {
 		}
 		return nil
 	}
-	api := g.cfg.KeySecretsAPI
-	if api == nil {
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return fmt.Errorf("gateway: AWS configuration: %w", err)
-		}
-		api = secretsmanager.NewFromConfig(awsCfg)
+	api, err := clients.secrets()
+	if err != nil {
+		return err
 	}
 	secrets, err := readGatewaySecret(ctx, api, g.cfg.SessionKeySecret)
 	if err != nil {
@@ -138,13 +134,19 @@ func readGatewaySecret(ctx context.Context, api calltoken.SecretsAPI, secretID s
 		}
 		return out.SecretBinary, nil
 	}
+	// Both versions at once: the cold start waits for one round trip.
+	var prev []byte
+	var prevErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { prev, prevErr = read("AWSPREVIOUS") })
 	cur, err := read("AWSCURRENT")
+	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("gateway: reading the session key secret %s: %w", secretID, err)
 	}
 	secrets := [][]byte{cur}
 	var notFound *types.ResourceNotFoundException
-	switch prev, err := read("AWSPREVIOUS"); {
+	switch err := prevErr; {
 	case errors.As(err, &notFound):
 	case err != nil:
 		return nil, fmt.Errorf("gateway: reading the previous version of the session key secret %s: %w", secretID, err)

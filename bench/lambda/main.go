@@ -46,6 +46,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/benchkit"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/localtest"
 	"github.com/mcpfn/mcpfn/wire"
@@ -145,24 +146,12 @@ type result struct {
 	size     int64
 }
 
-// median of sorted durations (the mean of the middle two for an even
-// count).
-func median(sorted []time.Duration) time.Duration {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	return (sorted[(n-1)/2] + sorted[n/2]) / 2
-}
+func (r *result) coldMedian() time.Duration { return benchkit.Median(r.cold) }
 
-func (r *result) coldMedian() time.Duration { return median(r.cold) }
+// median and pct are benchkit's (the ranks every bench report uses).
+var median = benchkit.Median
 
-func pct(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[min(len(sorted)-1, len(sorted)*p/100)]
-}
+func pct(sorted []time.Duration, p int) time.Duration { return benchkit.Percentile(sorted, float64(p)) }
 
 func run(ctx context.Context, o options, out io.Writer) error {
 	if o.Progress == nil {
@@ -174,7 +163,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.BinDir == "" {
 		o.BinDir = filepath.Join(o.Dir, "bin")
 	}
-	loadStart := loadAvg()
+	loadStart := benchkit.LoadAvg()
 
 	// The call key every mcpfn flavour verifies with: random per run, put
 	// into the stand-in once the stack is up (each function reads it at its
@@ -329,7 +318,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 
-	report(out, o, res, loadStart, loadAvg())
+	report(out, o, res, loadStart, benchkit.LoadAvg())
 	return nil
 }
 
@@ -450,22 +439,13 @@ func checkRow(ctx context.Context, st *localtest.Stack, f flavour, callID string
 	return nil
 }
 
-// bound is one of issue 12's "Must hold" lines.
-type bound struct {
-	what  string
-	got   float64
-	limit float64
-	unit  string // "×" or " MiB"
-}
-
 func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 	idx := map[string]int{}
 	for i, f := range flavours {
 		idx[f.name] = i
 	}
 	r := func(name string) *result { return &res[idx[name]] }
-	fmt.Fprintf(out, "machine: %d CPUs (%s), %s, %s/%s; load average %s at start, %s at end\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadStart, loadEnd)
+	fmt.Fprintf(out, "%s\n\n", benchkit.MachineLine(loadStart, loadEnd))
 	fmt.Fprintf(out, "cold start: median of %d fresh emulators per flavour (process start → answer), interleaved; warm: %d invokes per flavour at 1 client, in interleaved blocks of %d; "+
 		"times are the caller's, as on Lambda (the answer at the runtime's response); post-runtime: from the response to the environment being free "+
 		"(extensions done; Lambda's PostRuntimeExtensionsDuration), median, cold / warm; invokes/s: one environment, each invoke until it is free; "+
@@ -482,28 +462,20 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 	}
 	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
 	bare, off, on := r(bareFn), r(offFn), r(onFn)
-	bounds := []bound{
-		{"cold start, audit off / bare", ratio(off.coldMedian(), bare.coldMedian()), 1.2, "×"},
-		{"cold start, audit on / bare", ratio(on.coldMedian(), bare.coldMedian()), 1.5, "×"},
-		{"warm p50, audit on / audit off", ratio(pct(on.warm, 50), pct(off.warm, 50)), 1.5, "×"},
-		{"warm p50 to the response POST, audit on / audit off", ratio(pct(on.warmToPost, 50), pct(off.warmToPost, 50)), 1.5, "×"},
-		{"warm p50, audit off / bare", ratio(pct(off.warm, 50), pct(bare.warm, 50)), 1.1, "×"},
+	bounds := []benchkit.Bound{
+		{What: "cold start, audit off / bare", Got: ratio(off.coldMedian(), bare.coldMedian()), Limit: 1.2, Unit: "×"},
+		{What: "cold start, audit on / bare", Got: ratio(on.coldMedian(), bare.coldMedian()), Limit: 1.5, Unit: "×"},
+		{What: "warm p50, audit on / audit off", Got: ratio(pct(on.warm, 50), pct(off.warm, 50)), Limit: 1.5, Unit: "×"},
+		{What: "warm p50 to the response POST, audit on / audit off", Got: ratio(pct(on.warmToPost, 50), pct(off.warmToPost, 50)), Limit: 1.5, Unit: "×"},
+		{What: "warm p50, audit off / bare", Got: ratio(pct(off.warm, 50), pct(bare.warm, 50)), Limit: 1.1, Unit: "×"},
 	}
 	// The memory bound is the default build's (the tracing SDKs are opt-in
 	// tags whose cost the reference table below shows).
 	for _, f := range flavours[1:3] {
-		bounds = append(bounds, bound{"peak RSS (max of all), " + f.label, mib(r(f.name).rss), maxRSSMiB, " MiB"})
+		bounds = append(bounds, benchkit.Bound{What: "peak RSS (max of all), " + f.label, Got: mib(r(f.name).rss), Limit: maxRSSMiB, Unit: " MiB"})
 	}
 	fmt.Fprint(out, "\nissue 12 \"Must hold\" (ratios on the default build):\n\n")
-	fmt.Fprintln(out, "| ratio | measured | bound | |")
-	fmt.Fprintln(out, "|---|---|---|---|")
-	for _, b := range bounds {
-		verdict := "PASS"
-		if b.got > b.limit {
-			verdict = fmt.Sprintf("MISS (%.0f %% over)", (b.got/b.limit-1)*100)
-		}
-		fmt.Fprintf(out, "| %s | %.2f%s | ≤ %g%s | %s |\n", b.what, b.got, b.unit, b.limit, b.unit, verdict)
-	}
+	benchkit.WriteBounds(out, bounds)
 	fmt.Fprint(out, "\nfor reference (no bound), every flavour against bare and its own audit-off build:\n\n")
 	fmt.Fprintln(out, "| flavour | cold start / bare | warm p50 / bare | warm p50 / audit off | peak RSS / bare |")
 	fmt.Fprintln(out, "|---|---|---|---|---|")
@@ -520,34 +492,9 @@ func report(out io.Writer, o options, res []result, loadStart, loadEnd string) {
 	fmt.Fprintf(out, "\nbootstrap: built with `make build`'s flags (-trimpath -tags lambda.norpc -ldflags='-s -w -buildid='), CGO_ENABLED=0, for %s/%s\n", runtime.GOOS, runtime.GOARCH)
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+func ms(d time.Duration) string { return benchkit.MS(d) }
 
-func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "model unknown"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "model unknown"
-}
+func mib(b int64) float64 { return benchkit.MiB(b) }
 
 // echoRole stands for the echo tool (mcpfn_echo) where only its name
 // matters: the role the local stack gives its functions.

@@ -19,11 +19,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cat, err := catalog.FromEnv()
-	if err != nil {
-		log.Fatal(err)
-	}
-	if cfg.Tools, err = cat.Declared(); err != nil {
+	if cfg.Tools, err = catalog.ToolsFromEnv(); err != nil {
 		log.Fatal(err)
 	}
 	g, err := gateway.New(cfg)

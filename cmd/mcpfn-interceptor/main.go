@@ -14,11 +14,7 @@ import (
 )
 
 func main() {
-	cat, err := catalog.FromEnv()
-	if err != nil {
-		log.Fatal(err)
-	}
-	tools, err := cat.Declared()
+	tools, err := catalog.ToolsFromEnv()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,0 +1,25 @@
+//go:build mcpfn_pprof
+
+package main
+
+// Built only with -tags mcpfn_pprof (`make bench-gateway` with -cpuprofile
+// builds it so), never into a deployed gateway: net/http/pprof on its own
+// listener at MCPFN_PPROF_ADDR, so a CPU profile of the gateway under load
+// can be taken from outside the process without touching the MCP handler.
+
+import (
+	"log"
+	"net/http"
+	_ "net/http/pprof" // registers /debug/pprof on http.DefaultServeMux
+	"os"
+	"time"
+)
+
+func init() {
+	addr := os.Getenv("MCPFN_PPROF_ADDR")
+	if addr == "" {
+		return
+	}
+	srv := &http.Server{Addr: addr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { log.Print(srv.ListenAndServe()) }()
+}

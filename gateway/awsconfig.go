@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/mcpfn/mcpfn/calltoken"
+)
+
+// awsClients are the AWS clients the gateway builds itself when its Config
+// brings none: one AWS configuration loaded once, at the first need, and
+// one Secrets Manager client for the call keys and the session key. Each
+// load reads the environment and the shared files and builds an HTTP
+// client of its own; the cold start made four (issue 21).
+type awsClients struct {
+	config  func() (aws.Config, error)
+	secrets func() (calltoken.SecretsAPI, error)
+}
+
+func newAWSClients(ctx context.Context, cfg *Config) *awsClients {
+	c := &awsClients{}
+	c.config = sync.OnceValues(func() (aws.Config, error) {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("gateway: AWS configuration: %w", err)
+		}
+		return awsCfg, nil
+	})
+	c.secrets = sync.OnceValues(func() (calltoken.SecretsAPI, error) {
+		if cfg.KeySecretsAPI != nil {
+			return cfg.KeySecretsAPI, nil
+		}
+		awsCfg, err := c.config()
+		if err != nil {
+			return nil, err
+		}
+		return secretsmanager.NewFromConfig(awsCfg), nil
+	})
+	return c
+}
