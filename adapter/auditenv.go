@@ -103,7 +103,7 @@ func auditFromEnv(ctx context.Context, awsConfig func() (aws.Config, error)) (en
 func (e environmentAudit) option() []Option {
 	switch {
 	case e.queue != nil:
-		return []Option{WithAuditQueue(e.queue)}
+		return []Option{WithAuditQueue(e.queue), withAnswersClosedByRuntime()}
 	case e.auditor != nil:
 		return []Option{WithAuditor(e.auditor)}
 	}

@@ -34,21 +34,37 @@ func (f *Function) answered(lc *lambdacontext.LambdaContext) {
 	}
 }
 
-// answeredAtEOF is an answer handed to the runtime as a reader: once the
-// runtime has read all of it (it is posting the last of it), the
-// invocation is answered.
-type answeredAtEOF struct {
-	r    io.Reader
-	once sync.Once
-	end  func()
+// answerReader is an answer handed to the runtime as a reader: the
+// invocation is answered once the runtime is done with it. aws-lambda-go
+// closes the reader it was handed once it has posted it and the Runtime API
+// has accepted it, before it asks for the next invocation: [Start] ends
+// the invocation then (atClose), so that nothing of the audit — not even
+// scheduling the row's writer — competes with the answer on its way out.
+// For any other reader of InvokeStream, reading it to its end or closing it
+// ends the invocation, whichever comes first.
+type answerReader struct {
+	r       io.Reader
+	once    sync.Once
+	end     func()
+	atClose bool
 }
 
-func (a *answeredAtEOF) Read(p []byte) (int, error) {
+func (a *answerReader) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
-	if err != nil {
+	if err != nil && !a.atClose {
 		a.once.Do(a.end)
 	}
 	return n, err
+}
+
+// Close ends the invocation, and a stream's pipe: a runtime that stopped
+// reading (its POST failed) does not leave the call's writer blocked.
+func (a *answerReader) Close() error {
+	a.once.Do(a.end)
+	if c, ok := a.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // InvokeStream is Invoke for a runtime that streams responses ([Start]
@@ -66,7 +82,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 		if f.opts.answered == nil || lc == nil {
 			return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
 		}
-		return &answeredAtEOF{r: bytes.NewReader(out), end: func() { f.answered(lc) }}
+		return &answerReader{r: bytes.NewReader(out), end: func() { f.answered(lc) }, atClose: f.opts.answeredAtClose}
 	}
 	pr, pw := io.Pipe()
 	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
@@ -87,7 +103,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	if f.opts.answered == nil || lc == nil {
 		return ndjsonBody{r: pr}
 	}
-	return ndjsonBody{r: &answeredAtEOF{r: pr, end: func() { f.answered(lc) }}}
+	return ndjsonBody{r: &answerReader{r: pr, end: func() { f.answered(lc) }, atClose: f.opts.answeredAtClose}}
 }
 
 // Streaming is the function as Start hands it to aws-lambda-go: a handler
@@ -109,6 +125,15 @@ type ndjsonBody struct{ r io.Reader }
 
 func (b ndjsonBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 func (ndjsonBody) ContentType() string          { return "application/x-ndjson" }
+
+// Close closes the stream's reader (answerReader.Close), which the runtime
+// does once it has posted it.
+func (b ndjsonBody) Close() error {
+	if c, ok := b.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // answer serves an invocation's calls and encodes their answer.
 func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {

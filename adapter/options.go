@@ -60,14 +60,17 @@ type options struct {
 	auditAt     int // where in hooks the audit hook set goes
 	// answered, when set, hears of each invocation once the function has
 	// answered it (every row it will queue is queued by then).
-	answered       func(requestID string)
-	logger         *slog.Logger
-	limits         Limits
-	teardownScopes []TeardownScope
-	stateKey       []byte
-	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
-	verifier       *calltoken.Verifier
-	tasks          taskOptions // task.go
+	answered func(requestID string)
+	// answeredAtClose: the invocation is answered when the runtime closes
+	// the answer's reader, not when it has read it (Start: invoke.go).
+	answeredAtClose bool
+	logger          *slog.Logger
+	limits          Limits
+	teardownScopes  []TeardownScope
+	stateKey        []byte
+	stateKeySet     bool // WithRequestStateKey was given, even with an empty key
+	verifier        *calltoken.Verifier
+	tasks           taskOptions // task.go
 	// The claim check (claimcheck.go): the payloads bucket, nil without.
 	payloads *claimcheck.Store
 	claim    ClaimCheck
@@ -137,6 +140,11 @@ func WithLimits(l Limits) Option {
 		}
 	}
 }
+
+// withAnswersClosedByRuntime is set by Start in the after-response mode:
+// aws-lambda-go closes each answer's reader once it has posted it, and the
+// rows' writes start only then.
+func withAnswersClosedByRuntime() Option { return func(o *options) { o.answeredAtClose = true } }
 
 // withEnvironmentTeardown is set by Start, which receives SIGTERM.
 func withEnvironmentTeardown() Option {
