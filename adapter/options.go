@@ -101,14 +101,16 @@ func WithAuditor(r Recorder) Option {
 
 // WithAuditQueue records every call with q's Auditor, as [WithAuditor]
 // does, but writes each call's final row after the call is answered:
-// queued on q, keyed by the Lambda request id (a destructive tool's pending
-// row is still written before its handler runs). [Start] uses it when the
+// queued on q as a snapshot of the call, keyed by the Lambda request id,
+// and built and written only then (a destructive tool's pending row is
+// still written before its handler runs). [Start] uses it when the
 // function's internal extension holds each invocation open until
 // q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). The
-// function calls q.End for each invocation once it has answered it (a
-// streamed answer: once its last line is written); used without Start,
-// whoever runs the function must call q.Wait per invocation, or q.Drain
-// before the process may be frozen.
+// function calls q.End for each invocation once it has answered it: when
+// Invoke returns; for InvokeStream's reader, once it is read to its end or
+// closed (under Start: closed, which aws-lambda-go does once it has posted
+// the answer). Used without Start, whoever runs the function must call
+// q.Wait per invocation, or q.Drain before the process may be frozen.
 func WithAuditQueue(q *audit.Queue) Option {
 	return func(o *options) { o.auditor, o.auditAt, o.answered = queuedRecorder{q}, len(o.hooks), q.End }
 }
