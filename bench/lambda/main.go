@@ -65,14 +65,15 @@ import (
 
 // options of one run.
 type options struct {
-	ColdSamples int    // fresh emulators per flavour
-	WarmCalls   int    // timed warm invokes per flavour
-	Block       int    // warm invokes per flavour per turn
-	Runs        int    // whole measurements, each bound judged on the median
-	Flavours    string // "all", or "default": bare and the default build
-	CPUProfile  string // a directory: profile the default build's warm calls
-	Dir         string // the stack's directory (logs)
-	BinDir      string // builds, kept between runs
+	ColdSamples int           // fresh emulators per flavour
+	WarmCalls   int           // timed warm invokes per flavour
+	Block       int           // warm invokes per flavour per turn
+	Runs        int           // whole measurements, each bound judged on the median
+	Gap         time.Duration // idle time before each warm invoke (untimed)
+	Flavours    string        // "all", or "default": bare and the default build
+	CPUProfile  string        // a directory: profile the default build's warm calls
+	Dir         string        // the stack's directory (logs)
+	BinDir      string        // builds, kept between runs
 	Progress    io.Writer
 }
 
@@ -131,6 +132,7 @@ func main() {
 	flag.IntVar(&o.ColdSamples, "n", 21, "cold starts per flavour (fresh emulators, interleaved)")
 	flag.IntVar(&o.WarmCalls, "warm", 3000, "timed warm invokes per flavour (one client)")
 	flag.IntVar(&o.Block, "block", 250, "warm invokes per flavour per turn")
+	flag.DurationVar(&o.Gap, "gap", 0, "idle time before each timed warm invoke, once the environment is free (untimed; 0: at once, as Lambda hands a free environment the next invoke)")
 	flag.IntVar(&o.Runs, "runs", 1, "whole measurements; each bound is judged on its median over the runs")
 	flag.StringVar(&o.Flavours, "flavours", "all", `"all", or "default": bare and the default build's audit off and on`)
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "directory: profile the default build's warm calls (a build with the mcpfn_benchprofile tag)")
@@ -390,6 +392,9 @@ func measure(ctx context.Context, o options, st *localtest.Stack, env *envelopes
 			}
 			lastCall[i] = env.lastCallID
 			for j := range n {
+				if o.Gap > 0 {
+					time.Sleep(o.Gap)
+				}
 				inv, err := call(ctx, held[i], payloads[j])
 				if err != nil {
 					return nil, err
