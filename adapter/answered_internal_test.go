@@ -22,13 +22,15 @@ import (
 )
 
 // TestAnswerEndsTheInvocationWhenTheRuntimeIsDoneWithIt: in the
-// after-response mode the audit's writes start when the invocation is
-// answered. Under Start (withAnswersClosedByRuntime) that is when
-// aws-lambda-go closes the answer's reader, which it does once it has
-// posted it — not when it has read it: the row's write must not compete
-// with the POST. Any other reader ends the invocation by reading the answer
-// to its end or by closing it, whichever comes first; either way once. The
-// row, built from the call's snapshot, is then written.
+// after-response mode the audit's rows are built and written when the
+// invocation is answered. Under Start (withRowsWrittenBeforeNext) that is
+// when aws-lambda-go closes the answer's reader, which it does once it has
+// posted it — not when it has read it: the row must not compete with the
+// POST — and the Close returns only once the row is written: aws-lambda-go
+// asks for the next invocation after it, so the environment is neither
+// frozen nor reused before. Any other reader ends the invocation by reading
+// the answer to its end or by closing it, whichever comes first; either way
+// once. The row is built from the call's snapshot.
 func TestAnswerEndsTheInvocationWhenTheRuntimeIsDoneWithIt(t *testing.T) {
 	srv, table := dynamolocal.TemplateTableForTest(t, "AuditTable", "audit")
 	client := srv.Client(context.Background())
@@ -55,7 +57,7 @@ func TestAnswerEndsTheInvocationWhenTheRuntimeIsDoneWithIt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := []Option{WithAuditQueue(q), WithCallVerifier(lambdatest.Verifier("echo"))}
 			if tc.atClose {
-				opts = append(opts, withAnswersClosedByRuntime())
+				opts = append(opts, withRowsWrittenBeforeNext(q))
 			}
 			f := New(tool, opts...)
 			var mu sync.Mutex
@@ -109,9 +111,11 @@ func TestAnswerEndsTheInvocationWhenTheRuntimeIsDoneWithIt(t *testing.T) {
 			if got := endedNow(); !slices.Equal(got, []string{id}) {
 				t.Fatalf("ended %v once the answer was closed, want [%s] (once)", got, id)
 			}
-			if !q.Wait(id, time.Time{}) {
+			if !tc.atClose && !q.Wait(id, time.Time{}) {
 				t.Fatal("the row was not settled")
 			}
+			// Under Start, no Wait: the row is in the table once Close
+			// has returned.
 			it, err := client.GetItem(context.Background(), &dynamodb.GetItemInput{
 				TableName: aws.String(table), ConsistentRead: aws.Bool(true),
 				Key: map[string]types.AttributeValue{audit.KeyAttribute: &types.AttributeValueMemberS{Value: audit.RowKey("echo", callID)}},

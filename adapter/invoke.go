@@ -21,27 +21,39 @@ import (
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
-	defer f.answered(lc)
+	defer f.answered(ctx, lc)
 	return f.answer(ctx, decodeInvocation(payload, lc, f.opts.limits), lc, started)
 }
 
 // answered tells the after-response audit (WithAuditQueue) that the
-// invocation's answer is out of the function's hands: its rows' writes may
-// start.
-func (f *Function) answered(lc *lambdacontext.LambdaContext) {
+// invocation's answer is out of the function's hands: its rows are built
+// and written now. Under Start (hold) it returns once they are settled, or
+// auditMargin before the invocation's deadline (the rows left are then
+// printed as fallback lines): the runtime asks for the next invocation only
+// after, so Lambda neither freezes nor reuses the environment before.
+func (f *Function) answered(ctx context.Context, lc *lambdacontext.LambdaContext) {
 	if f.opts.answered != nil && lc != nil {
 		f.opts.answered(lc.AwsRequestID)
+		if f.opts.hold != nil {
+			var limit time.Time
+			if d, ok := ctx.Deadline(); ok {
+				limit = d.Add(-auditMargin)
+			}
+			f.opts.hold(lc.AwsRequestID, limit)
+		}
 	}
 }
 
 // answerReader is an answer handed to the runtime as a reader: the
 // invocation is answered once the runtime is done with it. aws-lambda-go
 // closes the reader it was handed once it has posted it and the Runtime API
-// has accepted it, before it asks for the next invocation: [Start] ends
-// the invocation then (atClose), so that nothing of the audit — not even
-// scheduling the row's writer — competes with the answer on its way out.
-// For any other reader of InvokeStream, reading it to its end or closing it
-// ends the invocation, whichever comes first.
+// has accepted it, and only then asks for the next invocation (its
+// handleInvoke defers the Close of a response that is an io.Closer): under
+// Start (atClose) the invocation ends there and its rows are written
+// there, after the answer is out and before the environment can be frozen
+// or reused (docs/decisions/0039-audit-row-from-snapshot.md). For any other
+// reader of InvokeStream, reading it to its end or closing it ends the
+// invocation, whichever comes first.
 type answerReader struct {
 	r       io.Reader
 	once    sync.Once
@@ -77,12 +89,22 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
 	inv := decodeInvocation(payload, lc, f.opts.limits)
+	atClose := f.opts.hold != nil
 	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
+		handed := false
+		defer func() {
+			if !handed {
+				// A panic on the way out (the runtime reports it as a
+				// function error): the rows queued are still written.
+				f.answered(ctx, lc)
+			}
+		}()
 		out, _ := f.answer(ctx, inv, lc, started)
+		handed = true
 		if f.opts.answered == nil || lc == nil {
 			return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
 		}
-		return &answerReader{r: bytes.NewReader(out), end: func() { f.answered(lc) }, atClose: f.opts.answeredAtClose}
+		return &answerReader{r: bytes.NewReader(out), end: func() { f.answered(ctx, lc) }, atClose: atClose}
 	}
 	pr, pw := io.Pipe()
 	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
@@ -103,7 +125,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	if f.opts.answered == nil || lc == nil {
 		return ndjsonBody{r: pr}
 	}
-	return ndjsonBody{r: &answerReader{r: pr, end: func() { f.answered(lc) }, atClose: f.opts.answeredAtClose}}
+	return ndjsonBody{r: &answerReader{r: pr, end: func() { f.answered(ctx, lc) }, atClose: atClose}}
 }
 
 // Streaming is the function as Start hands it to aws-lambda-go: a handler

@@ -61,16 +61,19 @@ type options struct {
 	// answered, when set, hears of each invocation once the function has
 	// answered it (every row it will queue is queued by then).
 	answered func(requestID string)
-	// answeredAtClose: the invocation is answered when the runtime closes
-	// the answer's reader, not when it has read it (Start: invoke.go).
-	answeredAtClose bool
-	logger          *slog.Logger
-	limits          Limits
-	teardownScopes  []TeardownScope
-	stateKey        []byte
-	stateKeySet     bool // WithRequestStateKey was given, even with an empty key
-	verifier        *calltoken.Verifier
-	tasks           taskOptions // task.go
+	// hold, when set (Start, in the after-response mode), makes the
+	// answer's Close end the invocation — aws-lambda-go closes it once it
+	// has posted it — and then wait until its rows are settled, or until
+	// the limit: the runtime asks for its next invocation only then
+	// (invoke.go).
+	hold           func(requestID string, limit time.Time) bool
+	logger         *slog.Logger
+	limits         Limits
+	teardownScopes []TeardownScope
+	stateKey       []byte
+	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
+	verifier       *calltoken.Verifier
+	tasks          taskOptions // task.go
 	// The claim check (claimcheck.go): the payloads bucket, nil without.
 	payloads *claimcheck.Store
 	claim    ClaimCheck
@@ -143,10 +146,12 @@ func WithLimits(l Limits) Option {
 	}
 }
 
-// withAnswersClosedByRuntime is set by Start in the after-response mode:
-// aws-lambda-go closes each answer's reader once it has posted it, and the
-// rows' writes start only then.
-func withAnswersClosedByRuntime() Option { return func(o *options) { o.answeredAtClose = true } }
+// withRowsWrittenBeforeNext is Start's in the after-response mode, with
+// WithAuditQueue(q): each invocation's rows are written once aws-lambda-go
+// has posted its answer and before it asks for the next one (0039).
+func withRowsWrittenBeforeNext(q *audit.Queue) Option {
+	return func(o *options) { o.hold = q.Wait }
+}
 
 // withEnvironmentTeardown is set by Start, which receives SIGTERM.
 func withEnvironmentTeardown() Option {
