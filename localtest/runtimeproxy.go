@@ -342,8 +342,10 @@ func (inv *invocation) checkEnded(t time.Time, subscribers int) {
 // invoke has ended (the runtime and every INVOKE extension called next
 // again), or the emulator has answered, or the caller has the response and
 // the runtime has not called next yet — which it does at once unless it
-// died (then the emulator answers at once). Not while an extension still
-// works after the response: that environment is busy, as on Lambda.
+// died (then the emulator answers at once), or works after its response
+// (mcpfn's audit writes its rows there, decision 0039: a few milliseconds
+// that Lambda would count busy). Not while an extension still works after
+// the response: that environment is busy, as on Lambda.
 func (inv *invocation) settling() bool {
 	select {
 	case <-inv.finished:
