@@ -106,9 +106,9 @@ func WithAuditor(r Recorder) Option {
 // does, but writes each call's final row after the call is answered:
 // queued on q as a snapshot of the call, keyed by the Lambda request id,
 // and built and written only then (a destructive tool's pending row is
-// still written before its handler runs). [Start] uses it when the
-// function's internal extension holds each invocation open until
-// q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). The
+// still written before its handler runs). [Start] uses it in the
+// after-response mode, holding each invocation open (the runtime's next)
+// until q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). The
 // function calls q.End for each invocation once it has answered it: when
 // Invoke returns; for InvokeStream's reader, once it is read to its end or
 // closed (under Start: closed, which aws-lambda-go does once it has posted

@@ -15,10 +15,11 @@ import (
 // answered ([Queue.End]); then each row is built and written by a
 // goroutine of its own through [Auditor.Record] — the same conditional
 // PutItem, retries, span and fallback line — under its invocation's
-// deadline. Rows are grouped by Lambda request id, so the function's
-// internal extension can hold each invocation open until its rows are
-// settled: [Queue.End] says an invocation has queued all it will, and
-// [Queue.Wait] returns once all of them are written or printed.
+// deadline. Rows are grouped by Lambda request id, so whatever holds the
+// invocation open (under adapter.Start, the runtime itself, before it asks
+// for the next invocation) can wait until its rows are settled:
+// [Queue.End] says an invocation has queued all it will, and [Queue.Wait]
+// returns once all of them are written or printed.
 //
 // Write-ahead (pending) rows never go through the Queue: a destructive
 // tool's evidence is written before its handler runs.
