@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -30,8 +29,10 @@ type Recorder interface {
 // auditHooks is the audit stage of the call path: a hook set whose
 // BeforeHandle writes a destructive tool's pending row and whose
 // AfterToolCall writes every call's final row. It is an ordinary hook set:
-// it reads only the public Call and Outcome it is handed, like any other
-// observer, so concurrent calls cannot stamp each other's rows. The trace a
+// it reads only the Call and Outcome it is handed, like any other observer,
+// so concurrent calls cannot stamp each other's rows. In the after-response
+// mode its AfterToolCall only takes the call's snapshot (auditrow.go): the
+// row is built, marshalled and written once the answer is out. The trace a
 // row names is call.Trace(), settled when the call was built, so a pending
 // and a final row always agree on it.
 //
@@ -46,15 +47,23 @@ func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
 	var attempts sync.Map // *Call → string
 	h := Hooks{
 		AfterToolCall: func(ctx context.Context, call *Call, out *Outcome) {
-			row := rowOf(call, out, tool)
+			var attempt string
 			if a, ok := attempts.LoadAndDelete(call); ok {
-				row.AttemptID = a.(string)
+				attempt = a.(string)
 			}
-			r.Record(ctx, row)
-			if u := out.Unfinished; u != nil && row.AttemptID != "" {
-				// The final row is written; the handler's late end, if it
-				// comes while the process lives, is added to it.
-				go recordLate(context.WithoutCancel(ctx), r, row, u)
+			snap := snapshotOf(call, out, tool, attempt)
+			if q, ok := r.(queuedRecorder); ok {
+				// After the response: the snapshot is all the call
+				// pays; its row is built once the answer is out.
+				q.q.EnqueueFunc(ctx, call.Lambda.RequestID, call.ID, attempt, snap.row)
+			} else {
+				r.Record(ctx, snap.row())
+			}
+			if u := out.Unfinished; u != nil && attempt != "" {
+				// The final row is written (or queued: Late waits for
+				// it); the handler's late end, if it comes while the
+				// process lives, is added to it.
+				go recordLate(context.WithoutCancel(ctx), r, snap.lateRow(), u)
 			}
 		},
 	}
@@ -62,7 +71,7 @@ func auditHooks(r Recorder, tool *Tool, logf func(string, ...any)) Hooks {
 		return h
 	}
 	h.BeforeHandle = func(ctx context.Context, call *Call) error {
-		row := rowOf(call, nil, tool)
+		row := snapshotOf(call, nil, tool, "").row()
 		row.Status = audit.StatusPending
 		row.AttemptID = audit.NewAttemptID()
 		attempts.Store(call, row.AttemptID)
@@ -130,96 +139,6 @@ func recordLate(ctx context.Context, r Recorder, final *audit.Row, u *Unfinished
 		row.LateOutcome, row.LateErrorCode = "error", string(CodeOf(err))
 	}
 	r.Late(ctx, row)
-}
-
-// rowOf builds the audit row of a call; out is nil for a pending row.
-func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
-	trace := call.Trace()
-	row := &audit.Row{
-		CallID:            call.ID,
-		Status:            audit.StatusDone,
-		Tool:              call.Tool,
-		Writer:            tool.Name(),
-		Source:            string(call.Source),
-		SessionID:         call.SessionID,
-		Tenant:            call.Tenant(),
-		TraceID:           trace.Root,
-		SpanID:            trace.SpanID,
-		ParentSpanID:      trace.Parent,
-		Sampled:           trace.Sampled,
-		LinkedTraceparent: trace.Link,
-		StartedAt:         call.StartedAt.UTC(),
-		Arguments:         call.Arguments,
-		ReceivedArgs:      call.received,
-		Dimensions:        call.Dimensions(),
-		LambdaRequestID:   call.Lambda.RequestID,
-		FunctionName:      call.Lambda.FunctionName,
-		FunctionVersion:   call.Lambda.FunctionVersion,
-		ColdStart:         call.Lambda.ColdStart,
-		Destructive:       tool.Destructive() && call.Tool == tool.Name(),
-		TaskID:            call.TaskID(),
-	}
-	if m := call.MCP; m != nil {
-		row.MCPEra, row.MCPMethod, row.ProtocolVersion = string(m.Era), m.Method, m.ProtocolVersion
-		row.MCPOutcome, row.MCPRound = m.Outcome, m.Round
-		if m.ClientInfo != nil {
-			row.ClientName, row.ClientVersion = m.ClientInfo.Name, m.ClientInfo.Version
-		}
-	}
-	if id := call.Caller(); id != nil {
-		row.CallerSubject, row.CallerAuthMethod, row.CallerClientID = id.Subject, id.AuthMethod, id.ClientID
-		row.CallerIssuer = id.Issuer
-		row.CallerIP, row.CallerUserAgent, row.CallerRoleSession = id.IP, id.UserAgent, id.RoleSession
-	}
-	if id := call.UnverifiedCaller(); id != nil {
-		row.UnverifiedCaller = id.Subject
-		if id.Issuer != "" {
-			row.UnverifiedCaller += "@" + id.Issuer
-		}
-	}
-	if row.ReceivedArgs == nil && call.argsKnown {
-		row.ReceivedArgs = json.RawMessage{} // absent: digested as {}
-	}
-	if ref := call.argsRef; ref != nil {
-		// Read from the payloads bucket and checked against the token:
-		// the reference's size and SHA-256 are the canonical arguments'.
-		row.ArgsBytes, row.ArgsSHA256 = ref.Size, ref.SHA256
-		row.ArgsObject = &audit.Object{Bucket: ref.Bucket, Key: ref.Key, VersionID: ref.VersionID}
-	}
-	if out == nil {
-		return row
-	}
-	row.DurationMs = float64(out.Duration.Microseconds()) / 1000
-	row.OK = out.Err == nil
-	row.Stage = string(out.Stage)
-	row.ResultBytes, row.Result = len(out.Result), out.Result
-	if ref := out.ResultRef; ref != nil {
-		row.ResultBytes, row.ResultSHA256 = int(ref.Size), ref.SHA256
-		row.ResultObject = &audit.Object{Bucket: ref.Bucket, Key: ref.Key, VersionID: ref.VersionID}
-	}
-	row.Panicked = out.Panicked
-	row.Cancelled = out.Public != nil && out.Public.Code == CodeCancelled
-	if out.Err != nil {
-		pub := out.Public
-		row.ErrorCode, row.ErrorMessage = string(pub.Code), pub.Message
-		var e *Error
-		if !errors.As(out.Err, &e) || e.Unwrap() != nil {
-			// The caller's copy was scrubbed or summarised: keep the
-			// raw error where only the audit can see it.
-			row.RawError = out.Err.Error()
-		}
-		if pub.Details != nil {
-			if b, err := json.Marshal(pub.Details); err == nil {
-				row.ErrorDetails = b
-			}
-		}
-		if row.Destructive && out.Stage == StageHandler && (pub.Code == CodeTimeout || pub.Code == CodeCancelled) {
-			// Answered before the handler was seen to finish (or
-			// cancelled while it ran): it may have taken effect.
-			row.Outcome = audit.OutcomeUnknown
-		}
-	}
-	return row
 }
 
 // queuedRecorder is the Recorder of the after-response mode: pending rows

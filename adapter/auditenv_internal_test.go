@@ -5,7 +5,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -29,28 +28,25 @@ func stderrOf(t *testing.T, f func()) string {
 }
 
 // TestAuditModeFromEnvironment: the mode MCPFN_AUDIT_MODE asks for, and
-// the fallback to before-response — logged once, never unaudited — when
-// the extension cannot register (here: nothing serves the Runtime API;
-// under the emulator a late registration's 403 is
-// TestRegistrationClosesAtTheRuntimesFirstNext in internal/lambdaext).
+// the fallback to before-response — logged once, never unaudited — where
+// the after-response mode cannot run (not on Lambda). On Lambda it needs
+// nothing of the Runtime API but the runtime's own loop: no registration
+// that could fail.
 func TestAuditModeFromEnvironment(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l.Addr().String()
-	l.Close()
+	const api = "127.0.0.1:9001" // never called here
 	t.Setenv("MCPFN_AUDIT_TABLE", "audit")
 	t.Setenv("AWS_REGION", "us-east-1")
 	for _, tc := range []struct {
 		name, api, mode  string
 		wantErr, wantLog bool
+		after            bool // the queue of the after-response mode
 	}{
 		{name: "not on Lambda", api: "", mode: ""},
 		{name: "asked for, not on Lambda", api: "", mode: AuditAfterResponse, wantLog: true},
-		{name: "registration fails", api: closed, mode: "", wantLog: true},
-		{name: "before-response asked for", api: closed, mode: AuditBeforeResponse},
-		{name: "unknown mode", api: closed, mode: "later", wantErr: true},
+		{name: "on Lambda: after the response", api: api, mode: "", after: true},
+		{name: "after-response asked for", api: api, mode: AuditAfterResponse, after: true},
+		{name: "before-response asked for", api: api, mode: AuditBeforeResponse},
+		{name: "unknown mode", api: api, mode: "later", wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("AWS_LAMBDA_RUNTIME_API", tc.api)
@@ -66,8 +62,8 @@ func TestAuditModeFromEnvironment(t *testing.T) {
 			if tc.wantErr {
 				return
 			}
-			if env.auditor == nil || env.queue != nil || env.ext != nil {
-				t.Errorf("%+v: want an auditor writing before the response", env)
+			if env.auditor == nil || (env.queue != nil) != tc.after {
+				t.Errorf("%+v: want an auditor, queued after the response %v", env, tc.after)
 			}
 			if got := strings.Count(log, "written before the response"); got != map[bool]int{true: 1}[tc.wantLog] {
 				t.Errorf("log %q", log)

@@ -49,9 +49,10 @@
 //     the schema portable.go infers says — decision 0028);
 //   - errors.go: the [Error] a caller sees, and the scrubbing of everything else;
 //   - audit.go: the audit stage, an ordinary hook set that turns the call into
-//     rows for a [Recorder]; auditenv.go builds one from the environment and,
-//     on Lambda, has the final rows written after the response while an
-//     internal extension holds the invocation open (ADR 0023).
+//     rows for a [Recorder] (auditrow.go: a row from the call's snapshot);
+//     auditenv.go builds one from the environment and, on Lambda, has the
+//     final rows written after the response, before the runtime asks for
+//     its next invocation (ADRs 0023, 0039).
 //
 // Long-running calls (docs/long-running.md): progress.go ([Call.Progress],
 // [Call.Log], their throttle), invoke.go's [Function.InvokeStream] (a

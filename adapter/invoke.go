@@ -21,34 +21,62 @@ import (
 func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
-	defer f.answered(lc)
+	defer f.answered(ctx, lc)
 	return f.answer(ctx, decodeInvocation(payload, lc, f.opts.limits), lc, started)
 }
 
 // answered tells the after-response audit (WithAuditQueue) that the
-// invocation's answer is out of the function's hands: its rows' writes may
-// start.
-func (f *Function) answered(lc *lambdacontext.LambdaContext) {
+// invocation's answer is out of the function's hands: its rows are built
+// and written now. Under Start (hold) it returns once they are settled, or
+// auditMargin before the invocation's deadline (the rows left are then
+// printed as fallback lines): the runtime asks for the next invocation only
+// after, so Lambda neither freezes nor reuses the environment before.
+func (f *Function) answered(ctx context.Context, lc *lambdacontext.LambdaContext) {
 	if f.opts.answered != nil && lc != nil {
 		f.opts.answered(lc.AwsRequestID)
+		if f.opts.hold != nil {
+			var limit time.Time
+			if d, ok := ctx.Deadline(); ok {
+				limit = d.Add(-auditMargin)
+			}
+			f.opts.hold(lc.AwsRequestID, limit)
+		}
 	}
 }
 
-// answeredAtEOF is an answer handed to the runtime as a reader: once the
-// runtime has read all of it (it is posting the last of it), the
-// invocation is answered.
-type answeredAtEOF struct {
-	r    io.Reader
-	once sync.Once
-	end  func()
+// answerReader is an answer handed to the runtime as a reader: the
+// invocation is answered once the runtime is done with it. aws-lambda-go
+// closes the reader it was handed once it has posted it and the Runtime API
+// has accepted it, and only then asks for the next invocation (its
+// handleInvoke defers the Close of a response that is an io.Closer): under
+// Start (atClose) the invocation ends there and its rows are written
+// there, after the answer is out and before the environment can be frozen
+// or reused (docs/decisions/0039-audit-row-from-snapshot.md). For any other
+// reader of InvokeStream, reading it to its end or closing it ends the
+// invocation, whichever comes first.
+type answerReader struct {
+	r       io.Reader
+	once    sync.Once
+	end     func()
+	atClose bool
 }
 
-func (a *answeredAtEOF) Read(p []byte) (int, error) {
+func (a *answerReader) Read(p []byte) (int, error) {
 	n, err := a.r.Read(p)
-	if err != nil {
+	if err != nil && !a.atClose {
 		a.once.Do(a.end)
 	}
 	return n, err
+}
+
+// Close ends the invocation, and a stream's pipe: a runtime that stopped
+// reading (its POST failed) does not leave the call's writer blocked.
+func (a *answerReader) Close() error {
+	a.once.Do(a.end)
+	if c, ok := a.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // InvokeStream is Invoke for a runtime that streams responses ([Start]
@@ -61,12 +89,22 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	started := time.Now()
 	lc, _ := lambdacontext.FromContext(ctx)
 	inv := decodeInvocation(payload, lc, f.opts.limits)
+	atClose := f.opts.hold != nil
 	if inv.batch || inv.calls[0].stream == nil || inv.calls[0].err != nil {
+		handed := false
+		defer func() {
+			if !handed {
+				// A panic on the way out (the runtime reports it as a
+				// function error): the rows queued are still written.
+				f.answered(ctx, lc)
+			}
+		}()
 		out, _ := f.answer(ctx, inv, lc, started)
+		handed = true
 		if f.opts.answered == nil || lc == nil {
 			return bytes.NewBuffer(out) // as aws-lambda-go answers a lambda.Handler
 		}
-		return &answeredAtEOF{r: bytes.NewReader(out), end: func() { f.answered(lc) }}
+		return &answerReader{r: bytes.NewReader(out), end: func() { f.answered(ctx, lc) }, atClose: atClose}
 	}
 	pr, pw := io.Pipe()
 	w := wire.NewStreamWriter(localTee(ctx, lc, pw, f.logf))
@@ -87,7 +125,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	if f.opts.answered == nil || lc == nil {
 		return ndjsonBody{r: pr}
 	}
-	return ndjsonBody{r: &answeredAtEOF{r: pr, end: func() { f.answered(lc) }}}
+	return ndjsonBody{r: &answerReader{r: pr, end: func() { f.answered(ctx, lc) }, atClose: atClose}}
 }
 
 // Streaming is the function as Start hands it to aws-lambda-go: a handler
@@ -109,6 +147,15 @@ type ndjsonBody struct{ r io.Reader }
 
 func (b ndjsonBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 func (ndjsonBody) ContentType() string          { return "application/x-ndjson" }
+
+// Close closes the stream's reader (answerReader.Close), which the runtime
+// does once it has posted it.
+func (b ndjsonBody) Close() error {
+	if c, ok := b.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // answer serves an invocation's calls and encodes their answer.
 func (f *Function) answer(ctx context.Context, inv invocation, lc *lambdacontext.LambdaContext, started time.Time) ([]byte, error) {

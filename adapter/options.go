@@ -60,7 +60,13 @@ type options struct {
 	auditAt     int // where in hooks the audit hook set goes
 	// answered, when set, hears of each invocation once the function has
 	// answered it (every row it will queue is queued by then).
-	answered       func(requestID string)
+	answered func(requestID string)
+	// hold, when set (Start, in the after-response mode), makes the
+	// answer's Close end the invocation — aws-lambda-go closes it once it
+	// has posted it — and then wait until its rows are settled, or until
+	// the limit: the runtime asks for its next invocation only then
+	// (invoke.go).
+	hold           func(requestID string, limit time.Time) bool
 	logger         *slog.Logger
 	limits         Limits
 	teardownScopes []TeardownScope
@@ -98,14 +104,16 @@ func WithAuditor(r Recorder) Option {
 
 // WithAuditQueue records every call with q's Auditor, as [WithAuditor]
 // does, but writes each call's final row after the call is answered:
-// queued on q, keyed by the Lambda request id (a destructive tool's pending
-// row is still written before its handler runs). [Start] uses it when the
-// function's internal extension holds each invocation open until
-// q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). The
-// function calls q.End for each invocation once it has answered it (a
-// streamed answer: once its last line is written); used without Start,
-// whoever runs the function must call q.Wait per invocation, or q.Drain
-// before the process may be frozen.
+// queued on q as a snapshot of the call, keyed by the Lambda request id,
+// and built and written only then (a destructive tool's pending row is
+// still written before its handler runs). [Start] uses it in the
+// after-response mode, holding each invocation open (the runtime's next)
+// until q.Wait says its rows are written (MCPFN_AUDIT_MODE, docs/audit.md). The
+// function calls q.End for each invocation once it has answered it: when
+// Invoke returns; for InvokeStream's reader, once it is read to its end or
+// closed (under Start: closed, which aws-lambda-go does once it has posted
+// the answer). Used without Start, whoever runs the function must call
+// q.Wait per invocation, or q.Drain before the process may be frozen.
 func WithAuditQueue(q *audit.Queue) Option {
 	return func(o *options) { o.auditor, o.auditAt, o.answered = queuedRecorder{q}, len(o.hooks), q.End }
 }
@@ -136,6 +144,13 @@ func WithLimits(l Limits) Option {
 			o.limits.MaxAnswerBytes = l.MaxAnswerBytes
 		}
 	}
+}
+
+// withRowsWrittenBeforeNext is Start's in the after-response mode, with
+// WithAuditQueue(q): each invocation's rows are written once aws-lambda-go
+// has posted its answer and before it asks for the next one (0039).
+func withRowsWrittenBeforeNext(q *audit.Queue) Option {
+	return func(o *options) { o.hold = q.Wait }
 }
 
 // withEnvironmentTeardown is set by Start, which receives SIGTERM.

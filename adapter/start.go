@@ -42,8 +42,7 @@ func Start(tool *Tool, opts ...Option) {
 	}
 	ctx := context.Background()
 	// One AWS configuration for every client; the call keys' Secrets
-	// Manager fetch starts first and overlaps the rest of the start (the
-	// audit extension's registration included).
+	// Manager fetch starts first and overlaps the rest of the start.
 	awsConfig := sync.OnceValues(func() (aws.Config, error) { return awsconfig.LoadDefaultConfig(ctx) })
 	callVerifier := calltoken.StartVerifierFromEnv(ctx, awsConfig)
 	aud, err := auditFromEnv(ctx, awsConfig)

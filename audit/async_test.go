@@ -166,6 +166,110 @@ func TestQueueWaitLimitPrintsTheFallbackLine(t *testing.T) {
 	})
 }
 
+// TestQueueBuildsTheRowOnlyOnceAnswered: a row queued as a snapshot
+// (EnqueueFunc) costs its call nothing more: it is built only once its
+// invocation is answered, by the writer, and then written.
+func TestQueueBuildsTheRowOnlyOnceAnswered(t *testing.T) {
+	e := newEnv(t)
+	h := &heldPuts{}
+	var fb syncBuffer
+	q := audit.NewQueue(e.auditor(t, audit.Config{Client: inProcessClient(h), Fallback: &fb}))
+	synctest.Test(t, func(t *testing.T) {
+		h.release = make(chan struct{})
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		var builds atomic.Int64
+		q.EnqueueFunc(ctx, "req-b", "call-b", "", func() *audit.Row {
+			builds.Add(1)
+			return baseRow("call-b")
+		})
+		synctest.Wait()
+		if n := builds.Load(); n != 0 || h.puts.Load() != 0 {
+			t.Fatalf("%d builds, %d puts before the invocation was answered, want none", n, h.puts.Load())
+		}
+		q.End("req-b")
+		synctest.Wait()
+		if n := builds.Load(); n != 1 || h.puts.Load() != 1 {
+			t.Fatalf("%d builds, %d puts once answered, want 1 and 1", n, h.puts.Load())
+		}
+		close(h.release)
+		if !q.Wait("req-b", time.Time{}) {
+			t.Error("not settled")
+		}
+	})
+	if out := fb.String(); out != "" {
+		t.Errorf("fallback: %s", out)
+	}
+}
+
+// TestQueueRowOfAnInvocationThatNeverEnded: an invocation whose answer
+// never came out (the adapter failed before handing it over) keeps its row
+// queued, unbuilt; at the limit the row is printed as a fallback line — so
+// it is not lost — and dropped: an End after that writes nothing.
+func TestQueueRowOfAnInvocationThatNeverEnded(t *testing.T) {
+	e := newEnv(t)
+	h := &heldPuts{}
+	var fb syncBuffer
+	q := audit.NewQueue(e.auditor(t, audit.Config{Client: inProcessClient(h), Fallback: &fb}))
+	synctest.Test(t, func(t *testing.T) {
+		h.release = make(chan struct{})
+		close(h.release)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		row := baseRow("call-never")
+		q.EnqueueFunc(ctx, "req-never", row.CallID, "", func() *audit.Row { r := *row; return &r })
+		if q.Wait("req-never", start.Add(time.Second)) {
+			t.Error("Wait reported the row written")
+		}
+		out := fb.String()
+		if strings.Count(out, `"mcpfnAuditFallback":1`) != 1 || !strings.Contains(out, `"spanId":"`+row.SpanID+`"`) || strings.Contains(out, "hunter2") {
+			t.Errorf("fallback at the limit: %s", out)
+		}
+		q.End("req-never")
+		if err := q.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if h.puts.Load() != 0 {
+			t.Errorf("%d puts of a row already printed, never started: want none", h.puts.Load())
+		}
+	})
+}
+
+// TestQueueDrainWritesRowsOfInvocationsNotEnded: on SIGTERM the queue
+// writes every row it holds, its invocation answered or not; a row still
+// unwritten when the drain's time is up is printed as a fallback line.
+func TestQueueDrainWritesRowsOfInvocationsNotEnded(t *testing.T) {
+	e := newEnv(t)
+	h := &heldPuts{}
+	var fb syncBuffer
+	q := audit.NewQueue(e.auditor(t, audit.Config{Client: inProcessClient(h), Fallback: &fb}))
+	synctest.Test(t, func(t *testing.T) {
+		h.release = make(chan struct{}) // DynamoDB holds every put
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		q.Enqueue(ctx, "req-d1", baseRow("call-d1"))
+		q.Enqueue(ctx, "req-d2", baseRow("call-d2"))
+		q.End("req-d2")
+		dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer dcancel()
+		if err := q.Drain(dctx); err == nil {
+			t.Error("Drain reported every row written")
+		}
+		if h.puts.Load() != 2 {
+			t.Errorf("%d puts sent by the drain, want 2 (the ended invocation's and the other's)", h.puts.Load())
+		}
+		out := fb.String()
+		if strings.Count(out, `"mcpfnAuditFallback":1`) != 2 || !strings.Contains(out, "shut down before the row was written") {
+			t.Errorf("fallback lines after the drain: %s", out)
+		}
+		close(h.release)
+		if err := q.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestQueueWritesRowsAndLateOutcomes: against DynamoDB Local, a queued
 // final row completes its pending row, and a late outcome sent while the
 // final row is still queued is applied to it, not overwritten by it.

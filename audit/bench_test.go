@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,5 +162,77 @@ func benchAdapter(b *testing.B, audited bool) {
 			b.Fatal(err)
 		}
 		cancel()
+	}
+}
+
+// BenchmarkAfterResponse is one call through the entry point Start hands
+// aws-lambda-go (Function.Streaming), the answer read to its end as the
+// runtime reads it, with the audit off and with it on in the after-response
+// mode (WithAuditQueue: the row queued, written to DynamoDB Local with its
+// X-Ray document once the answer is out). caller-p50-ns is the caller's
+// path only (the handler called until the answer's last byte is read; the
+// reader is closed after, as aws-lambda-go closes it once it has posted
+// it); the row's write is waited for after it, untimed, as the extension
+// holds the invocation open. Profile the caller's path with
+//
+//	go test -run '^$' -bench AfterResponse -cpuprofile cpu.out ./audit/
+//	go tool pprof -top -cum -focus 'Function\).InvokeStream$' audit.test cpu.out
+func BenchmarkAfterResponse(b *testing.B) {
+	for _, audited := range []bool{false, true} {
+		name := "off"
+		if audited {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			var q *audit.Queue
+			var opts []adapter.Option
+			if audited {
+				e := newEnv(b)
+				a := e.auditor(b, audit.Config{})
+				warm(a)
+				q = audit.NewQueue(a)
+				opts = append(opts, adapter.WithAuditQueue(q))
+			}
+			handler := newFunction(deleteTool(b, false), opts...).Streaming()
+			var n int
+			var caller []time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				n++
+				id := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), n)
+				payload := envelope(b, id, deleteIn{ID: "b-1"})
+				ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+					RequestID: id, Timeout: 10 * time.Second,
+					Trace: "Root=" + lambdaRoot + ";Parent=" + lambdaParent + ";Sampled=1",
+				})
+				began := time.Now()
+				r, err := handler(ctx, payload)
+				if err == nil {
+					_, err = io.Copy(io.Discard, r)
+				}
+				caller = append(caller, time.Since(began))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c, ok := r.(io.Closer); ok {
+					c.Close() // as aws-lambda-go does once it has posted the answer
+				}
+				if q != nil {
+					b.StopTimer()
+					if !q.Wait(id, time.Time{}) {
+						b.Fatal("the row was not settled")
+					}
+					b.StartTimer()
+				}
+				cancel()
+			}
+			slices.Sort(caller)
+			b.ReportMetric(float64(caller[len(caller)/2].Nanoseconds()), "caller-p50-ns")
+			if q != nil {
+				if st := q.Auditor().Stats(); st.Fallbacks != 0 {
+					b.Fatalf("stats %+v", st)
+				}
+			}
+		})
 	}
 }

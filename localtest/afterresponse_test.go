@@ -100,9 +100,9 @@ func afterResponseCall(mode, id string) []byte {
 
 // invokeAfterResponse calls the fixture on the Invoke API. The answer comes
 // at the runtime's response, as on Lambda, while the environment stays
-// busy until the audit extension is done; with MaxConcurrency 1 a call
-// sent before that would be throttled, so it waits for the stack to settle
-// first. (argsRow settles too: the final row lands after the answer.)
+// busy until the runtime has written the row and asked for its next
+// invocation; it waits for the stack to settle first. (argsRow settles
+// too: the final row lands after the answer.)
 func invokeAfterResponse(t *testing.T, mode, id string) *lambda.InvokeOutput {
 	t.Helper()
 	if err := stack.Settle(t.Context()); err != nil {
@@ -149,9 +149,10 @@ func functionLog(t *testing.T) string {
 // table slow (each final row held 800 ms), the caller has its answer while
 // the final row is not yet written (the row still says pending), and the
 // environment is released — free for the next invoke, or to be frozen —
-// only once the function's extension says the row is written. The local
+// only once the runtime, done writing the row, has asked for its next
+// invocation (docs/decisions/0039-audit-row-from-snapshot.md). The local
 // stack answers at the runtime's response as Lambda does (docs/local.md);
-// the emulator itself would hold the answer until the extension is done.
+// the emulator itself would hold the answer until the runtime's next.
 func TestAfterResponseRowIsWrittenBeforeTheEnvironmentIsReleased(t *testing.T) {
 	resetFinalTable(t)
 	finalTable.hold.Store(int64(800 * time.Millisecond))
@@ -178,8 +179,8 @@ func TestAfterResponseRowIsWrittenBeforeTheEnvironmentIsReleased(t *testing.T) {
 		if r := argsRow(t, id); r.Status != audit.StatusDone || !r.OK {
 			t.Errorf("row when the environment was released: status %q ok=%v, want the final row", r.Status, r.OK)
 		}
-		if tl := inv.Timeline(); len(tl.ExtensionNext) == 0 || tl.Released.Before(tl.ExtensionNext[len(tl.ExtensionNext)-1]) || tl.Posted.After(inv.Answered) {
-			t.Errorf("timeline %+v: want the answer at the response and the release after the extension's next", tl)
+		if tl := inv.Timeline(); tl.RuntimeDone.IsZero() || tl.RuntimeDone.Before(tl.Posted) || tl.Released.Before(tl.RuntimeDone) || tl.Posted.After(inv.Answered) || len(tl.ExtensionNext) != 0 {
+			t.Errorf("timeline %+v: want the answer at the response, then the runtime's next (the row written: it says done), the release after it, no extension", tl)
 		}
 	}
 	if log := functionLog(t); strings.Contains(log, "written before the response") || strings.Contains(log, audit.FallbackMarker) {
@@ -264,10 +265,10 @@ func TestAfterResponseProcessDiesAfterAnswering(t *testing.T) {
 	}
 }
 
-// TestAfterResponseSIGTERMRunsEnvironmentTeardowns: with the audit's own
-// extension in place of aws-lambda-go's WithEnableSIGTERM, the process
-// still handles the SIGTERM Lambda sends before shutting an environment
-// down: it drains the audit queue and runs the environment teardowns.
+// TestAfterResponseSIGTERMRunsEnvironmentTeardowns: in the after-response
+// mode the process handles the SIGTERM Lambda sends before shutting an
+// environment down (aws-lambda-go's WithEnableSIGTERM): it drains the audit
+// queue and runs the environment teardowns.
 func TestAfterResponseSIGTERMRunsEnvironmentTeardowns(t *testing.T) {
 	resetFinalTable(t)
 	if out := invokeAfterResponse(t, afterresponse.ModeTeardown, unique("teardown")); out.FunctionError != nil {

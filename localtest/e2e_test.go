@@ -559,8 +559,8 @@ func TestInvokeAPI(t *testing.T) {
 
 	t.Run("by name and by ARN", func(t *testing.T) {
 		for _, name := range []string{faultySingleFunction, "arn:aws:lambda:us-east-1:000000000000:function:" + faultySingleFunction + ":$LATEST"} {
-			// One environment: the previous call's audit extension may
-			// still hold it (Lambda would throttle this call).
+			// One environment: the previous call's runtime may still be
+			// writing its audit rows (Lambda would throttle this call).
 			if err := stack.Settle(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -95,8 +95,14 @@ func (i *Invocation) PostRuntime() time.Duration { return i.inv.postRuntime() }
 // not happen (yet).
 type Timeline struct {
 	RuntimeNext time.Time // the runtime's next returned the invoke
-	Posted      time.Time // the runtime's response or error POST arrived
-	Accepted    time.Time // the emulator accepted the response
+	// ExtensionEvent is when the first extension subscribed to INVOKE got
+	// the invoke's event (zero without one).
+	ExtensionEvent time.Time
+	Posted         time.Time // the runtime's response or error POST arrived
+	Accepted       time.Time // the emulator accepted the response
+	// RuntimeDone is the runtime's next after its POST: it is done with
+	// the invoke (work after the response delays it).
+	RuntimeDone time.Time
 	// ExtensionNext are the extensions' event/next calls once the runtime
 	// had the invoke: each is an extension done with it.
 	ExtensionNext []time.Time
@@ -108,7 +114,7 @@ func (i *Invocation) Timeline() Timeline {
 	inv := i.inv
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
-	return Timeline{RuntimeNext: inv.nextAt, Posted: inv.postedAt, Accepted: inv.acceptedAt,
+	return Timeline{RuntimeNext: inv.nextAt, ExtensionEvent: inv.extEventAt, Posted: inv.postedAt, Accepted: inv.acceptedAt, RuntimeDone: inv.runtimeDone,
 		ExtensionNext: append([]time.Time(nil), inv.extNext...), Released: inv.answeredAt}
 }
 

@@ -192,6 +192,12 @@ func (p *runtimeProxy) observe(resp *http.Response) error {
 		if inv := p.current(resp.Header.Get("Lambda-Runtime-Aws-Request-Id")); inv != nil {
 			inv.runtimeNextReturned(time.Now())
 		}
+	case r.Method == http.MethodGet && r.URL.Path == extensionNextPath && resp.StatusCode == http.StatusOK:
+		// An event for an extension: while an invoke is in flight, its
+		// INVOKE (a SHUTDOWN ends the environment).
+		if inv := p.current(""); inv != nil {
+			inv.extensionEvent(time.Now())
+		}
 	case r.Method == http.MethodPost && r.URL.Path == extensionRegisterPath && resp.StatusCode == http.StatusOK:
 		p.mu.Lock()
 		if p.inited {
@@ -232,6 +238,7 @@ type invocation struct {
 
 	mu          sync.Mutex
 	nextAt      time.Time   // the runtime's next returned this invoke
+	extEventAt  time.Time   // the first extension's next returned its INVOKE event
 	postedAt    time.Time   // the runtime's response or error POST arrived
 	postKind    string      // "response" or "error"
 	response    []byte      // the /response payload (not a streamed one)
@@ -265,6 +272,14 @@ func (inv *invocation) runtimeNextReturned(t time.Time) {
 	defer inv.mu.Unlock()
 	if inv.nextAt.IsZero() {
 		inv.nextAt = t
+	}
+}
+
+func (inv *invocation) extensionEvent(t time.Time) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if inv.extEventAt.IsZero() {
+		inv.extEventAt = t
 	}
 }
 
@@ -327,8 +342,10 @@ func (inv *invocation) checkEnded(t time.Time, subscribers int) {
 // invoke has ended (the runtime and every INVOKE extension called next
 // again), or the emulator has answered, or the caller has the response and
 // the runtime has not called next yet — which it does at once unless it
-// died (then the emulator answers at once). Not while an extension still
-// works after the response: that environment is busy, as on Lambda.
+// died (then the emulator answers at once), or works after its response
+// (mcpfn's audit writes its rows there, decision 0039: a few milliseconds
+// that Lambda would count busy). Not while an extension still works after
+// the response: that environment is busy, as on Lambda.
 func (inv *invocation) settling() bool {
 	select {
 	case <-inv.finished:

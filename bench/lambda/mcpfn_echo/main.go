@@ -5,6 +5,8 @@
 // decides the rest, as for any tool function: MCPFN_AUDIT_TABLE (audit on
 // or off), MCPFN_CALL_KEY_SECRET (the key its call tokens are verified
 // with); build tags choose the flavour (e.g. mcpfn_xraysdk, mcpfn_otel).
+// The tag mcpfn_benchprofile adds a CPU profile of its warm calls
+// (profile.go; bench-lambda's -cpuprofile).
 package main
 
 import (
@@ -29,5 +31,5 @@ func main() {
 		Handler: func(_ context.Context, _ *adapter.Call, in echo) (echo, error) {
 			return in, nil
 		},
-	}))
+	}), profiling()...)
 }
