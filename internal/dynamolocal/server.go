@@ -241,6 +241,15 @@ func (s *Server) client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	}, append([]func(*dynamodb.Options){ddbcrc.Option}, optFns...)...)
 }
 
+// PID is the JVM's process id (0 for an external endpoint), for a caller
+// that watches its memory.
+func (s *Server) PID() int {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Stop kills the emulator's whole process group and waits for it to exit.
 // The database is in memory, so there is nothing to flush and SIGKILL is
 // used directly. Stop is idempotent and a no-op for an external endpoint.
