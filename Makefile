@@ -59,6 +59,20 @@ test-go:
 	$(GO) test -count=1 -timeout 20m -tags $(TRACING_TAGS) ./audit/ ./gateway/
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v -E '/mcpfn/(adapter|audit|calltoken|gateway|localtest)$$')
 
+## test-stress: the timing-sensitive tests STRESS_N times (default 20) under
+## -race while STRESS_LOAD busy processes (default 2: both cores) compete
+## for the CPU, e.g. `make test-stress STRESS_N=500 STRESS_RUN=TestProgressReachesClientWhileHandlerRuns`.
+## A test that fails here is a defect of the product or of the test.
+STRESS_N ?= 20
+STRESS_LOAD ?= 2
+STRESS_PKGS ?= ./gateway/ ./adapter/ ./audit/ ./taskstore/ ./calltoken/
+STRESS_RUN ?= .
+.PHONY: test-stress
+test-stress:
+	@set -e; pids=""; for i in $$(seq $(STRESS_LOAD)); do (while :; do :; done) & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT; \
+	$(GO) test -race -count=$(STRESS_N) -timeout 60m -run '$(STRESS_RUN)' $(STRESS_PKGS)
+
 ## fuzz: every native fuzz target for FUZZTIME each (default 1m), e.g.
 ## `make fuzz FUZZTIME=10m`. Inputs that fail land in the package's
 ## testdata/fuzz/<Target>/, to be committed with the fix.

@@ -150,6 +150,7 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 		LinkedTraceparent: trace.Link,
 		StartedAt:         call.StartedAt.UTC(),
 		Arguments:         call.Arguments,
+		ReceivedArgs:      call.received,
 		Dimensions:        call.Dimensions(),
 		LambdaRequestID:   call.Lambda.RequestID,
 		FunctionName:      call.Lambda.FunctionName,
@@ -176,13 +177,26 @@ func rowOf(call *Call, out *Outcome, tool *Tool) *audit.Row {
 			row.UnverifiedCaller += "@" + id.Issuer
 		}
 	}
+	if row.ReceivedArgs == nil && call.argsKnown {
+		row.ReceivedArgs = json.RawMessage{} // absent: digested as {}
+	}
+	if ref := call.argsRef; ref != nil {
+		// Read from the payloads bucket and checked against the token:
+		// the reference's size and SHA-256 are the canonical arguments'.
+		row.ArgsBytes, row.ArgsSHA256 = ref.Size, ref.SHA256
+		row.ArgsObject = &audit.Object{Bucket: ref.Bucket, Key: ref.Key, VersionID: ref.VersionID}
+	}
 	if out == nil {
 		return row
 	}
 	row.DurationMs = float64(out.Duration.Microseconds()) / 1000
 	row.OK = out.Err == nil
 	row.Stage = string(out.Stage)
-	row.ResultBytes = len(out.Result)
+	row.ResultBytes, row.Result = len(out.Result), out.Result
+	if ref := out.ResultRef; ref != nil {
+		row.ResultBytes, row.ResultSHA256 = int(ref.Size), ref.SHA256
+		row.ResultObject = &audit.Object{Bucket: ref.Bucket, Key: ref.Key, VersionID: ref.VersionID}
+	}
 	row.Panicked = out.Panicked
 	row.Cancelled = out.Public != nil && out.Public.Code == CodeCancelled
 	if out.Err != nil {

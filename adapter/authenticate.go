@@ -57,6 +57,16 @@ func (f *Function) authenticate(ctx context.Context, call *Call, d *decoded) (ti
 	if d.source == SourceEnvelope {
 		want.CallID, want.Signer, want.Task = d.callID, calltoken.SignerGateway, d.task
 	}
+	if d.argsRef != nil {
+		// Stored arguments (claimcheck.go): the token must have been issued
+		// for the digest the reference names; fetchArguments then checks
+		// that the stored bytes hash to it.
+		digest, err := argsDigestOf(d.argsRef)
+		if err != nil {
+			return time.Time{}, refused(call, d, &calltoken.Error{Reason: calltoken.ReasonArguments, Detail: err.Error()})
+		}
+		want.Args, want.ArgsDigest = nil, digest
+	}
 	claims, err := v.Verify(ctx, d.callToken, want)
 	if err != nil {
 		return time.Time{}, refused(call, d, err)

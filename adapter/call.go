@@ -52,6 +52,11 @@ type Call struct {
 	// received are the arguments as the call token bound them (before any
 	// BeforeToolCall replaced them); multi-round state is bound to them too.
 	received json.RawMessage
+	// argsRef is where the gateway stored the arguments (claimcheck.go).
+	argsRef *wire.ObjectRef
+	// argsKnown: the payload was decoded far enough to say what the
+	// arguments are (absent ones included), for the row's digest.
+	argsKnown bool
 	// claimed is a caller the payload named without a token that verified:
 	// recorded in the audit row as unverified, nothing else.
 	claimed *Identity
@@ -127,6 +132,7 @@ func (f *Function) buildCall(ctx context.Context, d *decoded, index int, lc *lam
 		StartedAt: started,
 		Arguments: d.args,
 		received:  d.args,
+		argsKnown: d.err == nil,
 		AgentCore: d.agentCore,
 		teardown:  teardownList{scopes: f.opts.teardownScopes, env: f.envTD},
 	}

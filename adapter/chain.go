@@ -34,6 +34,9 @@ type callRun struct {
 	rpcErr    *wire.RPCError
 	// endWait releases the deadline of the gateway's wait (authenticate).
 	endWait context.CancelFunc
+	// content is a Content output checked in step 7, rendered when the
+	// result is stored or answered (claimcheck.go).
+	content *checkedContent
 }
 
 // callSteps are steps 1–7 of the chain, in order. Each returns the stage at
@@ -49,6 +52,7 @@ var callSteps = [...]func(*callRun) (Stage, error){
 	(*callRun).handle,         // 5
 	(*callRun).afterHandle,    // 6
 	(*callRun).validateOutput, // 7 (result.go)
+	(*callRun).storeResult,    // 7: a result too large to answer is stored (claimcheck.go)
 }
 
 // runCall runs steps 1–9 of the hook chain for one call.
@@ -72,7 +76,7 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 		}
 	}
 	r.out.Stage = StageDone
-	return response{result: r.out.Result, callID: r.call.ID}
+	return response{result: r.out.Result, resultRef: r.out.ResultRef, callID: r.call.ID}
 }
 
 // protocolError is a failure the caller hears as a JSON-RPC error, not as a
@@ -112,6 +116,11 @@ func (r *callRun) authenticate() (Stage, error) {
 	waited, err := r.f.authenticate(r.ctx, r.call, r.d)
 	if err == nil && !waited.IsZero() {
 		r.ctx, r.endWait = context.WithDeadline(r.ctx, waited)
+	}
+	if err == nil {
+		// Arguments the gateway stored: read now that the token has
+		// vouched for their digest (claimcheck.go).
+		err = r.fetchArguments()
 	}
 	return StageAuthenticate, err
 }
@@ -217,11 +226,19 @@ func (r *callRun) afterHandle() (Stage, error) {
 
 // validateOutput is step 7: the output against the output schema.
 func (r *callRun) validateOutput() (Stage, error) {
+	r.out.Output = r.output
+	if c, ok := contentOf(r.output); ok {
+		// Rendered by storeResult, which knows whether large blocks
+		// become objects of their own.
+		checked, err := r.f.checkContent(c)
+		r.content = checked
+		return StageValidateOutput, err
+	}
 	result, err := r.f.successResult(r.output, r.replaced || !r.f.tool.outputTrusted)
 	if err != nil {
 		return StageValidateOutput, err
 	}
-	r.out.Output, r.out.Result = r.output, result
+	r.out.Result = result
 	return StageValidateOutput, nil
 }
 

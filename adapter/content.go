@@ -28,6 +28,7 @@ type Block struct {
 	data     []byte
 	mimeType string
 	uri      string
+	link     bool // AsLink
 }
 
 // Text is a text block.
@@ -56,6 +57,18 @@ func BlobResource(uri, mimeType string, data []byte) Block {
 		data = []byte{}
 	}
 	return Block{kind: "resource", uri: uri, mimeType: mimeType, data: data}
+}
+
+// AsLink asks that a binary block (an image, audio, a blob resource) reach
+// the client as an MCP resource_link to a short-lived URL of its bytes,
+// whatever their size, instead of inline: for a file the client should
+// download rather than read. It takes effect on a call the mcpfn gateway
+// forwarded to a function with the payloads bucket (the bytes are stored
+// there and the gateway presigns the link); elsewhere the block is
+// answered inline as usual. A text block is unchanged.
+func (b Block) AsLink() Block {
+	b.link = b.data != nil
+	return b
 }
 
 // wireBlock is a Block in MCP's ContentBlock shape. []byte marshals as
@@ -108,16 +121,18 @@ func contentOf(output any) (*Content, bool) {
 	return nil, false
 }
 
-// contentResult is successResult for Content: the blocks as they are, and
-// Structured checked against the output schema when the tool has one.
-func (f *Function) contentResult(c *Content) (json.RawMessage, error) {
-	res := struct {
-		Content           []wireBlock     `json:"content"`
-		StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	}{Content: make([]wireBlock, 0, len(c.Blocks))}
-	for _, b := range c.Blocks {
-		res.Content = append(res.Content, b.wire())
-	}
+// checkedContent is Content whose structured value passed step 7, ready to
+// be rendered (renderContent, claimcheck.go) once it is known whether the
+// result is answered inline or stored.
+type checkedContent struct {
+	Blocks     []Block
+	structured json.RawMessage
+}
+
+// checkContent is step 7 for Content: Structured checked against the output
+// schema when the tool has one.
+func (f *Function) checkContent(c *Content) (*checkedContent, error) {
+	out := &checkedContent{Blocks: c.Blocks}
 	switch {
 	case c.Structured != nil:
 		raw, err := json.Marshal(c.Structured)
@@ -133,15 +148,11 @@ func (f *Function) contentResult(c *Content) (json.RawMessage, error) {
 				return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("structured content does not match the output schema: %w", err))
 			}
 		}
-		res.StructuredContent = raw
+		out.structured = raw
 	case f.tool.outResolved != nil:
 		// The tool advertised an output schema; MCP then requires
 		// structured content on every success.
 		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("tool %q has an output schema but its Content has no Structured value (a Content tool with an output schema must set Structured)", f.tool.name))
-	}
-	out, err := json.Marshal(res)
-	if err != nil {
-		return nil, NewError(CodeInternal, "Internal server error").WithCause(err)
 	}
 	return out, nil
 }

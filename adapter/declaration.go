@@ -32,6 +32,9 @@ type Declaration struct {
 	Buckets        []BucketAccess     `json:"buckets,omitempty"`
 	TimeoutSeconds int                `json:"timeoutSeconds"`
 	MemoryMB       int                `json:"memoryMB"`
+	// MaxArgumentBytes is ToolDef.MaxArgumentBytes: the gateway's body
+	// limit for this tool's calls (omitted: the gateway's default).
+	MaxArgumentBytes int `json:"maxArgumentBytes,omitempty"`
 }
 
 // Declaration returns t's definition as data (schemas copied).
@@ -46,6 +49,8 @@ func (t *Tool) Declaration() Declaration {
 		Buckets:        t.Buckets(),
 		TimeoutSeconds: int(t.deploy.timeout / time.Second),
 		MemoryMB:       t.deploy.memoryMB,
+
+		MaxArgumentBytes: t.maxArgs,
 	}
 }
 
@@ -66,7 +71,8 @@ func ToolFromDeclaration(d Declaration) (*Tool, error) {
 		Scopes: d.Scopes, TaskSupport: d.TaskSupport, TaskAfterInput: d.TaskAfterInput,
 		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
 		Tables: d.Tables, Buckets: d.Buckets, Timeout: time.Duration(d.TimeoutSeconds) * time.Second, MemoryMB: d.MemoryMB,
-		Handler: func(context.Context, *Call, json.RawMessage) (Content, error) { return Content{}, errNoHandler },
+		MaxArgumentBytes: d.MaxArgumentBytes,
+		Handler:          func(context.Context, *Call, json.RawMessage) (Content, error) { return Content{}, errNoHandler },
 	}
 	return define(def)
 }

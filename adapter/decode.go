@@ -45,7 +45,10 @@ type decoded struct {
 	stream *wire.StreamRequest
 	task   string
 	cancel *wire.CancelMarker
-	frames *wire.StreamWriter
+	// argsRef: the gateway stored the arguments (params.argumentsRef);
+	// args is empty until step 1 reads them (claimcheck.go).
+	argsRef *wire.ObjectRef
+	frames  *wire.StreamWriter
 
 	// err is why the call cannot run. rpcCode != 0 makes it a protocol
 	// failure (a JSON-RPC error), otherwise it is a tool error result.

@@ -38,8 +38,9 @@ func decodedEnvelope(env wire.Envelope) *decoded {
 		inputResponses: env.Params.InputResponses,
 		requestState:   env.Params.RequestState,
 
-		stream: env.Stream,
-		cancel: env.Cancel,
+		stream:  env.Stream,
+		cancel:  env.Cancel,
+		argsRef: env.Params.ArgumentsRef,
 	}
 	if env.Task != nil {
 		d.task = env.Task.ID

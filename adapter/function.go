@@ -25,7 +25,7 @@ type Function struct {
 // New builds the Function for tool. Use [Start] in main; use New in tests and
 // to embed the function in another runtime.
 func New(tool *Tool, opts ...Option) *Function {
-	o := options{reserve: DefaultReserve, limits: DefaultLimits(), teardownScopes: []TeardownScope{TeardownCall}}
+	o := options{reserve: DefaultReserve, limits: DefaultLimits(), claim: DefaultClaimCheck(), teardownScopes: []TeardownScope{TeardownCall}}
 	for _, opt := range opts {
 		opt(&o)
 	}

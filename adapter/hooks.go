@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/mcpfn/mcpfn/wire"
 )
 
 // Hooks is one set of hook functions; any may be nil. Pass several sets with
@@ -19,7 +21,9 @@ import (
 //
 //  1. decode the invocation, build the [Call] and settle its verified facts —
 //     the caller from the call token, the tenant, the trace (minted when none
-//     came) — which no hook can change (a failure skips to 9);
+//     came), the arguments (read from the payloads bucket when the gateway
+//     stored them, and checked against the token) — which no hook can
+//     change (a failure skips to 9);
 //  2. BeforeToolCall: may reject, or replace the arguments (they are then
 //     validated like the originals);
 //  3. validate the arguments against the input schema (VALIDATION_ERROR);
@@ -28,6 +32,8 @@ import (
 //  6. AfterHandle: may replace the output;
 //  7. validate the output against the output schema (a mismatch is
 //     INTERNAL_SERVER_ERROR: the tool broke its contract, not the caller);
+//     a result too large for the answer is stored in the payloads bucket
+//     and answered by reference (the claim check, [ClaimCheck]);
 //  8. OnToolError, with the raw error, only for an error raised in 4–6;
 //  9. AfterToolCall, exactly once on every path.
 //
@@ -88,8 +94,14 @@ type Outcome struct {
 	Stage Stage
 	// Output is the tool's output on success.
 	Output any
-	// Result is the MCP CallToolResult sent to the caller, as JSON.
+	// Result is the MCP CallToolResult sent to the caller, as JSON. When
+	// ResultRef is set it is the result as stored (a large binary block
+	// standing as a reference to an object of its own).
 	Result json.RawMessage
+	// ResultRef is where the result was stored when it was too large for
+	// the answer or the task record (the claim check): the caller was sent
+	// this reference, and the gateway resolved it.
+	ResultRef *wire.ObjectRef
 	// Panicked is true when Err was recovered from a panic.
 	Panicked bool
 	// Duration is the time from the start of decoding to the end of step 7/8.

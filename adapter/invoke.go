@@ -152,8 +152,10 @@ func init() { processCold.Store(true) }
 // response is one call's answer before it is put in the caller's format.
 type response struct {
 	result json.RawMessage // a CallToolResult (or a tools/list / initialize result)
-	rpcErr *wire.RPCError
-	callID string
+	// resultRef: the result was stored (claim check); result is what was.
+	resultRef *wire.ObjectRef
+	rpcErr    *wire.RPCError
+	callID    string
 	// startTask: the tool asked to run the call as a task (task.go).
 	startTask bool
 }
@@ -197,6 +199,9 @@ func (f *Function) encode(d *decoded, r response) json.RawMessage {
 	switch d.source {
 	case SourceEnvelope:
 		v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, Result: r.result, Error: r.rpcErr, StartTask: r.startTask}
+		if r.resultRef != nil {
+			v = wire.EnvelopeResponse{Version: wire.EnvelopeVersion, CallID: r.callID, ResultRef: r.resultRef}
+		}
 	case SourceAgentCore:
 		if r.rpcErr != nil {
 			// AgentCore expects a CallToolResult; a protocol failure

@@ -145,24 +145,14 @@ func deployNeedsOf(tables []TableAccess, buckets []BucketAccess, timeout time.Du
 			return n, fmt.Errorf("%s: %s is listed twice; put all its actions in one entry", where, strings.TrimSuffix(key, "/"))
 		}
 		seen[key] = true
-		if len(t.Actions) == 0 {
-			return n, fmt.Errorf("%s: no Actions for %s", where, t.Table)
-		}
 		allowed := tableActions
 		if t.Index != "" {
 			allowed = indexActions
 		}
-		var actions []string
-		for _, a := range t.Actions {
-			bare := strings.TrimPrefix(a, "dynamodb:")
-			if !slices.Contains(allowed, bare) {
-				return n, fmt.Errorf("%s: action %q is not one of %s", where, a, strings.Join(allowed, ", "))
-			}
-			if !slices.Contains(actions, bare) {
-				actions = append(actions, bare)
-			}
+		actions, err := normalActions(where, t.Table, "dynamodb:", t.Actions, allowed)
+		if err != nil {
+			return n, err
 		}
-		slices.Sort(actions)
 		n.tables = append(n.tables, TableAccess{Table: t.Table, Env: t.Env, Actions: actions, Index: t.Index})
 	}
 	seenBucket := map[string]bool{}
@@ -182,23 +172,33 @@ func deployNeedsOf(tables []TableAccess, buckets []BucketAccess, timeout time.Du
 			return n, fmt.Errorf("%s: %s with prefix %q is listed twice; put all its actions in one entry", where, b.Bucket, b.Prefix)
 		}
 		seenBucket[key] = true
-		if len(b.Actions) == 0 {
-			return n, fmt.Errorf("%s: no Actions for %s", where, b.Bucket)
+		actions, err := normalActions(where, b.Bucket, "s3:", b.Actions, bucketActions)
+		if err != nil {
+			return n, err
 		}
-		var actions []string
-		for _, a := range b.Actions {
-			bare := strings.TrimPrefix(a, "s3:")
-			if !slices.Contains(bucketActions, bare) {
-				return n, fmt.Errorf("%s: action %q is not one of %s", where, a, strings.Join(bucketActions, ", "))
-			}
-			if !slices.Contains(actions, bare) {
-				actions = append(actions, bare)
-			}
-		}
-		slices.Sort(actions)
 		n.buckets = append(n.buckets, BucketAccess{Bucket: b.Bucket, Env: b.Env, Actions: actions, Prefix: b.Prefix})
 	}
 	return n, nil
+}
+
+// normalActions checks a declared access's actions against allowed and
+// returns them without the service prefix, sorted and deduplicated.
+func normalActions(where, resource, service string, list, allowed []string) ([]string, error) {
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: no Actions for %s", where, resource)
+	}
+	var actions []string
+	for _, a := range list {
+		bare := strings.TrimPrefix(a, service)
+		if !slices.Contains(allowed, bare) {
+			return nil, fmt.Errorf("%s: action %q is not one of %s", where, a, strings.Join(allowed, ", "))
+		}
+		if !slices.Contains(actions, bare) {
+			actions = append(actions, bare)
+		}
+	}
+	slices.Sort(actions)
+	return actions, nil
 }
 
 // Tables returns the tables the tool's declaration says it uses.

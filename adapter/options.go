@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/claimcheck"
 )
 
 // Limits bound what one invocation may cost. Exceeding one is a clear error
@@ -24,6 +25,13 @@ type Limits struct {
 	// schema validator stops at the first failure, so an answer holds one
 	// issue (path, keyword, message, and the value only when safe to show).
 	MaxIssues int
+	// MaxAnswerBytes caps a result answered inline to an mcpfn envelope by
+	// a function without a payloads bucket ([WithPayloads]): past it the
+	// call fails PAYLOAD_TOO_LARGE, naming MCPFN_PAYLOADS_BUCKET, instead
+	// of leaving Lambda to fail the invocation. 0 (the default of
+	// [New], which runs anywhere): no cap. [Start] sets Lambda's 6 MB
+	// answer, less the envelope around the result.
+	MaxAnswerBytes int
 }
 
 // DefaultLimits returns the limits used unless [WithLimits] says otherwise:
@@ -60,6 +68,9 @@ type options struct {
 	stateKeySet    bool // WithRequestStateKey was given, even with an empty key
 	verifier       *calltoken.Verifier
 	tasks          taskOptions // task.go
+	// The claim check (claimcheck.go): the payloads bucket, nil without.
+	payloads *claimcheck.Store
+	claim    ClaimCheck
 }
 
 // Option configures a [Function].
@@ -120,6 +131,9 @@ func WithLimits(l Limits) Option {
 		}
 		if l.MaxIssues > 0 {
 			o.limits.MaxIssues = l.MaxIssues
+		}
+		if l.MaxAnswerBytes > 0 {
+			o.limits.MaxAnswerBytes = l.MaxAnswerBytes
 		}
 	}
 }

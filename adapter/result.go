@@ -28,9 +28,6 @@ func errorResult(e *Error) json.RawMessage { return wire.ErrorResult(e.Body()) }
 // inferred schema with no self-marshalling types (see Tool.outputTrusted):
 // such a value matches its schema by construction.
 func (f *Function) successResult(output any, validate bool) (json.RawMessage, error) {
-	if c, ok := contentOf(output); ok {
-		return f.contentResult(c)
-	}
 	raw, err := json.Marshal(output)
 	if err != nil {
 		return nil, NewError(CodeInternal, "Internal server error").WithCause(fmt.Errorf("output cannot be marshalled: %w", err))

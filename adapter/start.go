@@ -28,7 +28,9 @@ import (
 // with (and its multi-round request state sealed with), loaded once at cold
 // start. Environment-scoped teardowns run on SIGTERM. MCPFN_TASKS_TABLE
 // gives it the tasks table it runs tasks and watches cancels with
-// (docs/long-running.md). Answers are streamed when the envelope asks for
+// (docs/long-running.md). MCPFN_PAYLOADS_BUCKET is where results too large
+// to answer go, and where the gateway stores arguments too large to send
+// (the claim check: [WithPayloads]). Answers are streamed when the envelope asks for
 // it ([Function.InvokeStream]). A configuration that cannot be loaded stops
 // the function: it never runs unaudited or unverified by accident.
 //
@@ -61,5 +63,14 @@ func Start(tool *Tool, opts ...Option) {
 		fmt.Fprintf(os.Stderr, "mcpfn: tasks configuration: %v\n", err)
 		os.Exit(1)
 	}
-	aud.serve(New(tool, append(append(opts, taskOpts...), withEnvironmentTeardown())...))
+	payloadOpts, err := payloadOptionsFromEnv(awsConfig, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpfn: payloads bucket configuration: %v\n", err)
+		os.Exit(1)
+	}
+	// The environment's bucket and Lambda's answer limit first: an
+	// option given to Start wins.
+	payloadOpts = append(payloadOpts, WithLimits(Limits{MaxAnswerBytes: lambdaAnswerBytes}))
+	opts = append(append(payloadOpts, opts...), taskOpts...)
+	aud.serve(New(tool, append(opts, withEnvironmentTeardown())...))
 }

@@ -239,6 +239,13 @@ func (r *callRun) taskOutcome() taskstore.Outcome {
 			return internal("the tool's input request could not be recorded")
 		}
 		return taskstore.InputRequired(ir.InputRequests, []byte(ir.RequestState))
+	case r.out.ResultRef != nil:
+		// Stored (claimcheck.go): the record holds the reference.
+		ref, err := json.Marshal(r.out.ResultRef)
+		if err != nil {
+			return internal("the tool's result reference could not be recorded")
+		}
+		return taskstore.CompletedRef(ref)
 	}
 	return taskstore.Completed(r.out.Result)
 }

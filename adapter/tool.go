@@ -97,6 +97,16 @@ type ToolDef[In, Out any] struct {
 	Timeout time.Duration
 	// MemoryMB is the function's memory (128 to 10240; default 256).
 	MemoryMB int
+	// MaxArgumentBytes is the largest arguments the tool takes, for a tool
+	// that takes more than the gateway's request bound (MCPFN_MAX_BODY_BYTES,
+	// 1 MiB) lets through: a file as base64, a document. The gateway then
+	// accepts this tool's calls up to this size (plus the request's own
+	// framing), at most [MaxArgumentBytesLimit], and hands arguments too
+	// large for an invocation over as an object in the payloads bucket,
+	// which the function reads before validation. It is also the function's
+	// own limit on arguments (default [Limits].MaxArgumentBytes, 2 MiB).
+	// Zero: the defaults, for every tool that takes ordinary arguments.
+	MaxArgumentBytes int
 
 	// Handler runs the tool. A definition declared for a catalog has none
 	// yet; Define requires one.
@@ -143,6 +153,7 @@ type Tool struct {
 	scopes                          []string
 	tasks                           TaskSupport
 	taskAfterInput                  bool
+	maxArgs                         int
 	needs                           []CredentialNeed
 	deploy                          deployNeeds // needs.go
 	inSchema, outSchema             *jsonschema.Schema
@@ -198,6 +209,9 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	if d.TaskAfterInput && tasks == TaskForbidden {
 		return nil, fmt.Errorf("adapter: tool %q: TaskAfterInput needs TaskSupport optional or required", d.Name)
 	}
+	if d.MaxArgumentBytes < 0 || d.MaxArgumentBytes > MaxArgumentBytesLimit {
+		return nil, fmt.Errorf("adapter: tool %q: MaxArgumentBytes %d: want 0 (the defaults) to %d (what a Function URL request can carry)", d.Name, d.MaxArgumentBytes, MaxArgumentBytesLimit)
+	}
 	deploy, err := deployNeedsOf(d.Tables, d.Buckets, d.Timeout, d.MemoryMB)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: tool %q: %w", d.Name, err)
@@ -239,7 +253,7 @@ func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
 	return &Tool{
 		name: d.Name, title: d.Title, description: d.Description,
 		readOnly: d.ReadOnly, destructive: d.Destructive, idem: d.Idempotent, ow: d.OpenWorld,
-		scopes: append([]string(nil), d.Scopes...), tasks: tasks, taskAfterInput: d.TaskAfterInput, needs: append([]CredentialNeed(nil), d.Credentials...),
+		scopes: append([]string(nil), d.Scopes...), tasks: tasks, taskAfterInput: d.TaskAfterInput, maxArgs: d.MaxArgumentBytes, needs: append([]CredentialNeed(nil), d.Credentials...),
 		deploy:   deploy,
 		inSchema: in, outSchema: out, inResolved: inR, outResolved: outR, inFast: compileFast(in),
 		outputTrusted: d.OutputSchema == nil && len(d.RefineOutput) == 0 && !marshalsItself(reflect.TypeFor[Out](), map[reflect.Type]bool{}),
@@ -279,6 +293,17 @@ func schemaFor[T any](given *jsonschema.Schema) (*jsonschema.Schema, error) {
 
 // Name returns the tool's name.
 func (t *Tool) Name() string { return t.name }
+
+// MaxArgumentBytesLimit bounds ToolDef.MaxArgumentBytes: a Function URL
+// request reaches the gateway as an invocation event of at most 6 MiB
+// (Lambda's synchronous payload, 6,291,456 bytes) holding the body as a JSON
+// string beside the request's headers and context; 128 KiB of it are left
+// to those and to the string's escapes.
+const MaxArgumentBytesLimit = 6<<20 - 128<<10
+
+// MaxArgumentBytes returns the largest arguments the tool declared it
+// takes (ToolDef.MaxArgumentBytes), 0 when it declared none.
+func (t *Tool) MaxArgumentBytes() int { return t.maxArgs }
 
 // Destructive reports whether the tool is annotated destructive.
 func (t *Tool) Destructive() bool { return t.destructive }

@@ -40,8 +40,8 @@ func (f *Function) validateArguments(args json.RawMessage) (json.RawMessage, err
 		args = json.RawMessage("{}")
 	}
 	lim := f.opts.limits
-	if len(args) > lim.MaxArgumentBytes {
-		return nil, Errorf(CodePayloadTooLarge, "the arguments are %d bytes; this tool accepts at most %d", len(args), lim.MaxArgumentBytes).
+	if limit := f.argumentLimit(); len(args) > limit {
+		return nil, Errorf(CodePayloadTooLarge, "the arguments are %d bytes; this tool accepts at most %d", len(args), limit).
 			WithHint("send less data per call")
 	}
 	if depthExceeded(args, lim.MaxDepth) {

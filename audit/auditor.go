@@ -251,6 +251,7 @@ func (a *Auditor) prepare(row *Row, status string) {
 	if row.Arguments != nil {
 		row.ArgsPreview, row.ArgsTruncated = SanitizeArgs(row.Arguments)
 	}
+	fillDigests(row)
 	if row.ExpiresAt == 0 && a.cfg.TTL > 0 {
 		row.ExpiresAt = row.StartedAt.Add(a.cfg.TTL).Unix()
 	}

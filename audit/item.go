@@ -39,7 +39,7 @@ func clampRow(r *Row, entityDimension string) {
 		&r.CallerClientID, &r.CallerIP, &r.CallerUserAgent, &r.UnverifiedCaller, &r.Tenant, &r.SessionID,
 		&r.TraceID, &r.SpanID, &r.ParentSpanID, &r.Sampled, &r.LinkedTraceparent, &r.Stage,
 		&r.ErrorCode, &r.LambdaRequestID, &r.FunctionName, &r.FunctionVersion,
-		&r.AttemptID, &r.Outcome, &r.LateOutcome, &r.LateErrorCode,
+		&r.AttemptID, &r.Outcome, &r.LateOutcome, &r.LateErrorCode, &r.ArgsSHA256, &r.ResultSHA256,
 	} {
 		*p, _ = capUTF8(*p, maxShortField)
 	}
@@ -47,6 +47,13 @@ func clampRow(r *Row, entityDimension string) {
 	r.RawError, _ = capUTF8(r.RawError, maxRawError)
 	r.ArgsPreview, _ = capUTF8(r.ArgsPreview, PreviewLimit)
 	r.ErrorDetails = clampDetails(r.ErrorDetails)
+	for _, o := range []*Object{r.ArgsObject, r.ResultObject} {
+		if o != nil {
+			o.Bucket, _ = capUTF8(o.Bucket, maxShortField)
+			o.Key, _ = capUTF8(o.Key, maxShortField)
+			o.VersionID, _ = capUTF8(o.VersionID, maxShortField)
+		}
+	}
 	r.Dimensions = clampDimensions(r.Dimensions, entityDimension)
 }
 

@@ -7,8 +7,12 @@
 package audit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
+
+	"github.com/mcpfn/mcpfn/calltoken"
 )
 
 // Status of a row. A destructive tool's row is written "pending" before its
@@ -116,6 +120,28 @@ type Row struct {
 	ArgsTruncated bool            `json:"argsTruncated,omitempty" dynamodbav:"argsTruncated,omitempty"`
 	ResultBytes   int             `json:"resultBytes" dynamodbav:"resultBytes"`
 
+	// What the row proves of the bytes (decision 0037): the size and hex
+	// SHA-256 of the arguments in their canonical form — what the call
+	// token's argument digest covers — and of the result as the function
+	// serialized it (ResultBytes), whether it was answered inline or
+	// stored; and the object version each was stored as, when it was (the
+	// claim check). A stored result's SHA-256 covers the references of the
+	// blobs stored beside it, each of which names its bytes' SHA-256.
+	ArgsBytes    int64   `json:"argsBytes,omitempty" dynamodbav:"argsBytes,omitempty"`
+	ArgsSHA256   string  `json:"argsSha256,omitempty" dynamodbav:"argsSha256,omitempty"`
+	ArgsObject   *Object `json:"argsObject,omitempty" dynamodbav:"argsObject,omitempty"`
+	ResultSHA256 string  `json:"resultSha256,omitempty" dynamodbav:"resultSha256,omitempty"`
+	ResultObject *Object `json:"resultObject,omitempty" dynamodbav:"resultObject,omitempty"`
+	// ReceivedArgs and Result are the raw bytes the two digests are of,
+	// never stored: the Auditor records their size and SHA-256 when it
+	// writes the row (after the answer, in the after-response mode), unless
+	// ArgsSHA256 / ResultSHA256 are set already (a stored payload's come
+	// from its reference). ReceivedArgs are the arguments as the call
+	// brought them, before any hook replaced them; an empty, non-nil value
+	// stands for absent arguments (digested as {}).
+	ReceivedArgs json.RawMessage `json:"-" dynamodbav:"-"`
+	Result       json.RawMessage `json:"-" dynamodbav:"-"`
+
 	Dimensions map[string]string `json:"dimensions,omitempty" dynamodbav:"dimensions,omitempty"`
 
 	LambdaRequestID string `json:"lambdaRequestId,omitempty" dynamodbav:"lambdaRequestId,omitempty"`
@@ -126,6 +152,28 @@ type Row struct {
 
 	// ExpiresAt is the TTL attribute (epoch seconds).
 	ExpiresAt int64 `json:"expiresAt,omitempty" dynamodbav:"expiresAt,omitempty"`
+}
+
+// Object is one stored object version: where a call's stored arguments or
+// result are, in the payloads bucket.
+type Object struct {
+	Bucket    string `json:"bucket" dynamodbav:"bucket"`
+	Key       string `json:"key" dynamodbav:"key"`
+	VersionID string `json:"versionId,omitempty" dynamodbav:"versionId,omitempty"`
+}
+
+// fillDigests records the size and SHA-256 of the raw arguments and result
+// a row carries, where its writer has not.
+func fillDigests(r *Row) {
+	if r.ArgsSHA256 == "" && r.ReceivedArgs != nil {
+		c := calltoken.Canonical(r.ReceivedArgs)
+		sum := sha256.Sum256(c)
+		r.ArgsBytes, r.ArgsSHA256 = int64(len(c)), hex.EncodeToString(sum[:])
+	}
+	if r.ResultSHA256 == "" && r.Result != nil {
+		sum := sha256.Sum256(r.Result)
+		r.ResultBytes, r.ResultSHA256 = len(r.Result), hex.EncodeToString(sum[:])
+	}
 }
 
 // KeyAttribute is the audit table's partition key attribute.

@@ -1,7 +1,9 @@
 package calltoken_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 	"sync/atomic"
@@ -485,5 +487,46 @@ func TestTokenVersions(t *testing.T) {
 	c, err := v.Verify(context.Background(), sign(t, keyedAs(t, "fn-delete", secretA), call()), want())
 	if err != nil || c.Version != calltoken.TokenVersion {
 		t.Fatalf("a signer's token: version %v, %v", c, err)
+	}
+}
+
+// TestStoredArgumentsAreBoundByTheirSHA256: arguments stored in their
+// canonical form (the claim check) hash to the token's digest, so a token
+// signed over the arguments verifies against the stored copy's SHA-256 and
+// a token signed with that SHA-256 verifies against the arguments; any
+// other SHA-256 is token_wrong_arguments.
+func TestStoredArgumentsAreBoundByTheirSHA256(t *testing.T) {
+	raw := []byte(` {"z": 1, "a": "<b>", "m": [1.50, {"y": null, "x": true}]} `)
+	canon := calltoken.Canonical(raw)
+	if !bytes.Equal(calltoken.Canonical(canon), canon) {
+		t.Fatalf("Canonical is not idempotent: %s → %s", canon, calltoken.Canonical(canon))
+	}
+	sum := sha256.Sum256(canon)
+	stored := calltoken.DigestOfSHA256(sum)
+	if stored != calltoken.ArgsDigest(raw) {
+		t.Fatalf("the stored copy's digest %s is not the arguments' %s", stored, calltoken.ArgsDigest(raw))
+	}
+	r := ring(t, secretA)
+	s := calltoken.NewSigner(calltoken.SignerGateway)
+	s.Add("broadcast_delete", "fn-a", r, nil)
+	v := verifier(t, "fn-a", r, time.Now)
+
+	c := call()
+	c.Args = raw
+	w := want()
+	w.Args, w.ArgsDigest = nil, stored
+	if _, err := v.Verify(t.Context(), sign(t, s, c), w); err != nil {
+		t.Fatalf("a token over the arguments, checked by the stored copy's SHA-256: %v", err)
+	}
+	c.Args, c.ArgsDigest = nil, stored
+	w = want()
+	w.Args = raw
+	if _, err := v.Verify(t.Context(), sign(t, s, c), w); err != nil {
+		t.Fatalf("a token signed with the stored copy's SHA-256, checked by the arguments: %v", err)
+	}
+	other := sha256.Sum256([]byte(`{"id":"b-2"}`))
+	w.Args, w.ArgsDigest = nil, calltoken.DigestOfSHA256(other)
+	if _, err := v.Verify(t.Context(), sign(t, s, c), w); calltoken.ReasonOf(err) != calltoken.ReasonArguments {
+		t.Fatalf("another object's SHA-256: %v, want %s", err, calltoken.ReasonArguments)
 	}
 }

@@ -60,6 +60,10 @@ type Call struct {
 	// of a multi-round retry, exactly as the function will receive them.
 	InputResponses []byte
 	RequestState   string
+	// ArgsDigest, when set, is [ArgsDigest] of the arguments, computed
+	// already (the gateway hashed them storing them): Args is then not
+	// digested again.
+	ArgsDigest string
 }
 
 // Sign returns the call token for c.
@@ -79,8 +83,12 @@ func (s *Signer) Sign(c Call) (string, error) {
 		return "", fmt.Errorf("calltoken: %s token may be valid for at most %s, not %s (the signer's invoke timeout or task run window is too long)",
 			kind, most, c.Expires.Sub(now).Round(time.Second))
 	}
+	digest := c.ArgsDigest
+	if digest == "" {
+		digest = ArgsDigest(c.Args)
+	}
 	return Sign(t.ring.Load().Current(), &Claims{
-		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: ArgsDigest(c.Args), Task: c.Task,
+		Caller: c.Caller, CallID: c.CallID, Tool: c.Tool, Args: digest, Task: c.Task,
 		Round: RoundDigest(c.InputResponses, c.RequestState), Version: TokenVersion,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    s.name,

@@ -119,6 +119,19 @@ func ArgsDigest(args []byte) string {
 	return string(argsDigest(&d, args))
 }
 
+// Canonical returns the canonical form of args that [ArgsDigest] digests:
+// "{}" for absent, empty and null arguments; args itself (trimmed) when it
+// is already canonical or not JSON; else a re-encoding with sorted keys.
+// Its SHA-256 is the digest's, so a copy of the arguments stored in this
+// form (issue 22's claim check) is checked by hashing the stored bytes.
+func Canonical(args []byte) []byte { return canonical(args) }
+
+// DigestOfSHA256 is the [ArgsDigest] whose SHA-256 is sum: how a digest is
+// compared with the hash of arguments stored in [Canonical] form.
+func DigestOfSHA256(sum [sha256.Size]byte) string {
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
 // RoundDigest is the digest a token binds a multi-round retry with: "" for
 // a call with neither input responses (absent, empty or null) nor a request
 // state, else SHA-256 over the canonical input responses (as [ArgsDigest]
@@ -254,6 +267,11 @@ type Expect struct {
 	// received (none on a first round, and never in an AgentCore call).
 	InputResponses []byte
 	RequestState   string
+	// ArgsDigest, when set, is the digest of arguments the call carries by
+	// reference (stored in Canonical form, the envelope naming their
+	// SHA-256): it is compared instead of a digest of Args, and whoever
+	// reads the stored bytes checks that they hash to it.
+	ArgsDigest string
 }
 
 // Unverified returns the caller a token claims, without checking anything.
@@ -306,7 +324,11 @@ func verifyClaims(c *Claims, audience string, signers []string, want Expect, now
 		return refuse(ReasonTask, "the token is not for this task run (or is for one, and this call is synchronous)")
 	}
 	var d [digestLen]byte
-	if c.Args != string(argsDigest(&d, want.Args)) {
+	if want.ArgsDigest != "" {
+		if c.Args != want.ArgsDigest {
+			return refuse(ReasonArguments, "the stored arguments are not the ones the token was issued for")
+		}
+	} else if c.Args != string(argsDigest(&d, want.Args)) {
 		return refuse(ReasonArguments, "the arguments are not the ones the token was issued for")
 	}
 	// A version-1 token has no "rnd": it passes only for a call without a

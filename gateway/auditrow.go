@@ -56,9 +56,31 @@ func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *wire.E
 		Stage:           StageGateway,
 		ErrorCode:       string(f.code),
 		Arguments:       env.Params.Arguments,
+		ReceivedArgs:    env.Params.Arguments,
 		LambdaRequestID: f.requestID,
 		FunctionName:    f.function,
 		Destructive:     destructive,
+	}
+	if f.args != nil {
+		// The arguments as the client sent them, when the envelope holds
+		// only their reference (claimcheck.go).
+		row.Arguments, row.ReceivedArgs = f.args, f.args
+	}
+	if row.ReceivedArgs == nil && env.Params.ArgumentsRef == nil {
+		row.ReceivedArgs = json.RawMessage{} // absent: digested as {}
+	}
+	for _, ref := range []*wire.ObjectRef{f.argsRef, env.Params.ArgumentsRef} {
+		if ref != nil {
+			row.ArgsBytes, row.ArgsSHA256 = ref.Size, ref.SHA256
+			row.ArgsObject = &audit.Object{Bucket: ref.Bucket, Key: ref.Key, VersionID: ref.VersionID}
+			break
+		}
+	}
+	if ref := f.resultRef; ref != nil {
+		// The stored result the function answered with and the gateway
+		// could not serve (f.undelivered).
+		row.ResultBytes, row.ResultSHA256 = int(ref.Size), ref.SHA256
+		row.ResultObject = &audit.Object{Bucket: ref.Bucket, Key: ref.Key, VersionID: ref.VersionID}
 	}
 	if env.Task != nil {
 		row.TaskID = env.Task.ID

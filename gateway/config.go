@@ -15,6 +15,7 @@ import (
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
@@ -66,6 +67,10 @@ const (
 	EnvSessionKeySecret   = "MCPFN_SESSION_KEY_SECRET"   // secret id of the gateway's own key: session ids, task records
 	EnvMaxTasksPerCaller  = "MCPFN_MAX_TASKS_PER_CALLER" // working tasks of one caller, default 10
 	EnvMaxTasks           = "MCPFN_MAX_TASKS"            // working tasks of all callers, default 100
+	EnvPayloadsBucket     = "MCPFN_PAYLOADS_BUCKET"      // the claim check's bucket (template.yaml's PayloadsBucket)
+	EnvInlineResultBytes  = "MCPFN_INLINE_RESULT_BYTES"  // largest stored result answered inline, default 12 MiB
+	EnvResultLinkTTL      = "MCPFN_RESULT_LINK_TTL"      // Go duration a result link serves, default 15m
+	EnvResultLinks        = "MCPFN_RESULT_LINKS"         // "always": stored blobs always as resource_links
 	// taskstore.EnvTable (MCPFN_TASKS_TABLE) names the tasks table;
 	// MCPFN_TASK_TTL and MCPFN_TASK_POLL_INTERVAL_MS tune its tasks.
 )
@@ -257,6 +262,34 @@ type Config struct {
 	MaxTasksPerCaller int
 	MaxTasks          int
 
+	// PayloadsBucket is the claim check's bucket (docs/gateway.md, "Large
+	// payloads"): arguments too large to send go there, and results the
+	// functions stored there are read back. Empty: no claim check —
+	// arguments are sent as they are (Lambda refuses what is too large)
+	// and a stored result cannot be answered.
+	PayloadsBucket string
+	// Payloads reaches PayloadsBucket with the gateway's role. Nil: a
+	// client from the default AWS configuration (AWS_ENDPOINT_URL_S3 is
+	// honoured; AWS_S3_USE_PATH_STYLE=true for path-style addressing).
+	Payloads *s3.Client
+	// InlineResultBytes is the largest answer the gateway builds from a
+	// stored result, its blobs base64-encoded (default 12 MiB; decision
+	// 0037 says why). Above it the stored blobs are answered as
+	// resource_links to presigned URLs, and a result too large even
+	// without them as one resource_link to its JSON.
+	InlineResultBytes int64
+	// AlwaysLink answers every stored blob as a resource_link, whatever
+	// the size (MCPFN_RESULT_LINKS=always).
+	AlwaysLink bool
+	// ResultLinkTTL is how long a presigned result link serves (default
+	// 15m, at most 7 days, and never longer than the gateway's own
+	// credentials, which sign it, last).
+	ResultLinkTTL time.Duration
+	// ArgumentLimits are the sizes past which arguments are stored rather
+	// than sent (defaults: 5 MiB for an Invoke, 768 KiB for a task's
+	// asynchronous Invoke, 128 KiB for a task record's params).
+	ArgumentLimits ArgumentLimits
+
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -355,6 +388,22 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		} else {
 			cfg.Tasks = taskstore.New(audit.NewDynamoClient(awsCfg), table, opts)
 		}
+	}
+	cfg.PayloadsBucket = strings.TrimSpace(getenv(EnvPayloadsBucket))
+	intVar(EnvInlineResultBytes, &cfg.InlineResultBytes)
+	if v := strings.TrimSpace(getenv(EnvResultLinkTTL)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive Go duration such as 15m", EnvResultLinkTTL, v))
+		}
+		cfg.ResultLinkTTL = d
+	}
+	switch v := strings.ToLower(strings.TrimSpace(getenv(EnvResultLinks))); v {
+	case "", "above-ceiling":
+	case "always":
+		cfg.AlwaysLink = true
+	default:
+		errs = append(errs, fmt.Errorf("%s=%q: want always or above-ceiling", EnvResultLinks, v))
 	}
 	var attempts, maxBatch, maxInvokes, maxReqInvokes, maxTasksPer, maxTasks int64
 	intVar(EnvMaxBodyBytes, &cfg.MaxBodyBytes)
@@ -504,6 +553,12 @@ func (c *Config) check() error {
 	if c.MaxBatch < 0 || c.MaxInvokes < 0 || c.MaxInvokesPerRequest < 0 || c.MaxTasksPerCaller < 0 || c.MaxTasks < 0 {
 		errs = append(errs, errors.New("gateway: MaxBatch, MaxInvokes, MaxInvokesPerRequest, MaxTasksPerCaller and MaxTasks must be positive"))
 	}
+	c.InlineResultBytes = cmp.Or(c.InlineResultBytes, defaultInlineResult)
+	c.ResultLinkTTL = cmp.Or(c.ResultLinkTTL, defaultLinkTTL)
+	if c.ResultLinkTTL > maxLinkTTL || c.ResultLinkTTL < time.Second {
+		errs = append(errs, fmt.Errorf("%s=%v: want 1s to %v (a presigned URL's longest life)", EnvResultLinkTTL, c.ResultLinkTTL, maxLinkTTL))
+	}
+	c.ArgumentLimits = c.ArgumentLimits.withDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

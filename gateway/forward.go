@@ -102,13 +102,17 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		if ri.declaresTasks && t.TaskSupport() != adapter.TaskForbidden && !t.TaskAfterInput() {
 			return g.startTask(ctx, ri, t, function, &env, start), nil
 		}
+		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start, relay: rl, args: p.Arguments}
 		// The verified caller travels only inside the call token, which
 		// binds it to this call id, tool, function and arguments. Client
 		// info, the session id and every header stay attribution.
-		tok, err := g.signer.Sign(calltoken.Call{
-			Tool: name, CallID: env.CallID, Caller: ri.identity, Args: p.Arguments,
-			Expires: g.forwardDeadline(start, ri), InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState,
-		})
+		sign := func() (string, error) {
+			return g.signer.Sign(calltoken.Call{
+				Tool: name, CallID: env.CallID, Caller: ri.identity, Args: env.Params.Arguments, ArgsDigest: argsDigest(&env.Params),
+				Expires: g.forwardDeadline(start, ri), InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState,
+			})
+		}
+		tok, err := sign()
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway cannot sign calls to this tool"}
 		}
@@ -119,17 +123,37 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call's params cannot be forwarded: " + err.Error()}
 		}
-
-		f := &forward{g: g, tool: name, function: function, callID: env.CallID, unsafeRetry: unsafeRetry, start: start, relay: rl}
+		if g.payloads != nil && len(payload) > g.cfg.ArgumentLimits.Invoke && len(p.Arguments) > 0 {
+			// Too large for one Invoke: the arguments go to the payloads
+			// bucket and the envelope names them (claimcheck.go).
+			ref, serr := g.storeArguments(ctx, name, env.CallID, p.Arguments)
+			if serr != nil {
+				res := f.refuse(argumentsStoreFailed().WithDetails(map[string]string{"callId": env.CallID}), serr)
+				if g.cfg.Recorder != nil {
+					g.recordUnseen(ctx, ri, &env, f, "", t.Destructive())
+				}
+				return res, nil
+			}
+			env.Params.Arguments, env.Params.ArgumentsRef, f.argsRef = nil, ref, ref
+			if env.CallToken, err = sign(); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway cannot sign calls to this tool"}
+			}
+			if payload, err = json.Marshal(&env); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the call's params cannot be forwarded: " + err.Error()}
+			}
+		}
 		if env.MCP.Era == wire.EraModern {
 			f.cancelOnGone = env.Cancel
 		}
 		res, rpcErr := f.invoke(ctx, ri, payload, header)
+		if f.resultRef != nil && rpcErr == nil && f.public == nil {
+			res = f.resolve(ctx, resultPrefix(name, env.CallID))
+		}
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID, link, pv))
 			g.flushSpans(ctx, ri)
 		}
-		if f.delivery != answered && g.cfg.Recorder != nil {
+		if (f.delivery != answered || f.undelivered) && g.cfg.Recorder != nil {
 			g.recordUnseen(ctx, ri, &env, f, spanID, t.Destructive())
 		}
 		if f.startTask {
@@ -180,6 +204,37 @@ type forward struct {
 	// cancelOnGone is the marker of a 2026-07-28 call, written when its
 	// client closes the stream (cancel.go).
 	cancelOnGone *wire.CancelMarker
+	// The claim check (claimcheck.go): args are the call's arguments as
+	// received (for the gateway's row), argsRef where they were stored;
+	// resultRef is the stored result the function answered with, and
+	// undelivered says the gateway could not serve it (its row says why).
+	args        json.RawMessage
+	argsRef     *wire.ObjectRef
+	resultRef   *wire.ObjectRef
+	undelivered bool
+}
+
+// resolve answers the stored result the function answered with, or the
+// failure to: the function ran and answered, so a destructive tool's call
+// took effect whatever happens here.
+func (f *forward) resolve(ctx context.Context, prefix string) *mcp.CallToolResult {
+	res, err := f.g.resolveResult(ctx, f.resultRef, prefix)
+	f.end = time.Now()
+	if err == nil {
+		return res
+	}
+	re := resolveFailure(err)
+	f.undelivered, f.error = true, true
+	if re.code == adapter.CodeInternal {
+		f.g.cfg.Logger.Error("mcpfn gateway: a stored result failed its check and was not served",
+			"tool", f.tool, "function", f.function, "callId", f.callID, "key", f.resultRef.Key, "error", err.Error())
+	}
+	out := f.failure(re.code, re.msg, true, err)
+	if !f.unsafeRetry && re.code == adapter.CodeInternal {
+		// Not the caller's to retry: the function's answer is wrong.
+		f.public.Retryable = false
+	}
+	return out
 }
 
 // invoke calls the function and maps every outcome. It returns exactly one
@@ -258,6 +313,7 @@ func (f *forward) decodeAnswer(payload []byte) (*mcp.CallToolResult, *jsonrpc.Er
 	var resp struct {
 		Version   string              `json:"mcpfn"`
 		Result    *mcp.CallToolResult `json:"result"`
+		ResultRef *wire.ObjectRef     `json:"resultRef"`
 		Error     *wire.RPCError      `json:"error"`
 		StartTask bool                `json:"startTask"`
 	}
@@ -265,6 +321,11 @@ func (f *forward) decodeAnswer(payload []byte) (*mcp.CallToolResult, *jsonrpc.Er
 	if err == nil && resp.Version != "" && resp.StartTask {
 		f.startTask = true // the forwarder goes on with the task
 		return nil, nil
+	}
+	if err == nil && resp.Version != "" && resp.ResultRef != nil && resp.Result == nil && resp.Error == nil {
+		// Stored (the claim check): the forwarder resolves it.
+		f.resultRef = resp.ResultRef
+		return &mcp.CallToolResult{}, nil
 	}
 	if err != nil || resp.Version == "" || (resp.Result == nil && resp.Error == nil) {
 		f.error = true

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/claimcheck"
 	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
 )
@@ -54,6 +56,10 @@ type Gateway struct {
 	sessions sessionKeys
 	// records seal and verify task records (records.go).
 	records taskstore.RecordKeys
+	// payloads is the claim check's bucket (claimcheck.go); nil: none.
+	payloads *claimcheck.Store
+	// maxBody is the largest body any request may have (largestBody).
+	maxBody int64
 }
 
 // requestInfo is what the HTTP front learned about one JSON-RPC message that
@@ -123,6 +129,19 @@ func New(cfg Config) (*Gateway, error) {
 		// creates is sealed (records.go).
 		g.tasks = g.tasks.Sealed(g.records)
 	}
+	if cfg.PayloadsBucket != "" {
+		client := cfg.Payloads
+		if client == nil {
+			awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+			if err != nil {
+				stop()
+				return nil, fmt.Errorf("gateway: AWS configuration: %w", err)
+			}
+			client = claimcheck.NewClient(awsCfg, os.Getenv)
+		}
+		g.payloads = claimcheck.FromClient(cfg.PayloadsBucket, client)
+	}
+	g.maxBody = g.largestBody()
 	if g.invoker == nil {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRetryer(func() aws.Retryer {
 			return invokeRetryer(cfg.InvokeAttempts, false)
@@ -199,8 +218,10 @@ func New(cfg Config) (*Gateway, error) {
 		JSONResponse: true,
 		// An explicit Host allow-list replaces the SDK's loopback-only
 		// check (which would refuse a Function URL's Host locally).
-		DisableLocalhostProtection:   len(cfg.AllowedHosts) > 0,
-		MaxRequestBodyBytes:          cfg.MaxBodyBytes,
+		DisableLocalhostProtection: len(cfg.AllowedHosts) > 0,
+		// Past MaxBodyBytes only a call of a tool that declared large
+		// arguments is read (serveMCP checks which).
+		MaxRequestBodyBytes:          g.maxBody,
 		Logger:                       sdkLogger,
 		PropagateRequestCancellation: true,
 	}
@@ -277,8 +298,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	if r.ContentLength > g.cfg.MaxBodyBytes {
-		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", g.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+	if r.ContentLength > g.maxBody {
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", g.maxBody), http.StatusRequestEntityTooLarge)
 		return
 	}
 	g.auth.authenticate(w, r, func(r *http.Request, id *adapter.Identity) { g.serveMCP(w, r, id) })
@@ -298,14 +319,24 @@ func (g *Gateway) hostAllowed(host string) bool {
 
 // serveMCP reads the (authenticated) body and dispatches it.
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id *adapter.Identity) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			limit := mbe.Limit
+			if limit > g.cfg.MaxBodyBytes {
+				limit = g.cfg.MaxBodyBytes // what a request that declares nothing may send
+			}
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", limit), http.StatusRequestEntityTooLarge)
 			return
 		}
 		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return
+	}
+	if ok, limit := g.allowedBody(body, int64(len(body))); !ok {
+		// Large bodies are for the tools that declared large arguments
+		// (ToolDef.MaxArgumentBytes); every other request keeps the bound.
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", limit), http.StatusRequestEntityTooLarge)
 		return
 	}
 	if !utf8.Valid(body) {

@@ -421,7 +421,13 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		}
 		for _, tl := range tools {
 			if tl.Name() == tool {
-				fns[fn] = adapter.New(tl, append([]adapter.Option{adapter.WithLogger(quiet), adapter.WithCallVerifier(v)}, extra[tool]...)...)
+				opts := append([]adapter.Option{adapter.WithLogger(quiet), adapter.WithCallVerifier(v)}, extra[tool]...)
+				if cfg.Payloads != nil {
+					// The claim check, with thresholds small enough for a
+					// test (claimcheck_test.go).
+					opts = append(opts, adapter.WithPayloads(cfg.PayloadsBucket, cfg.Payloads), adapter.WithClaimCheck(testClaimCheck))
+				}
+				fns[fn] = adapter.New(tl, opts...)
 				e.verifiers[fn] = v
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
+	"github.com/mcpfn/mcpfn/internal/claimcheck"
 	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
 )
@@ -195,7 +197,17 @@ func (g *Gateway) taskMethod(r *http.Request, ri *requestInfo, m *taskMessage) (
 			t, err = g.abandonIfOverdue(ctx, ri, owner, t)
 		}
 		if err == nil {
-			b, merr := json.Marshal(pending(t))
+			v := pending(t)
+			if t.Status == taskstore.StatusCompleted && len(t.ResultRef) > 0 {
+				// Stored by the run (claim check): read back and checked
+				// on every tasks/get that shows it.
+				result, rerr := g.taskResult(ctx, t)
+				if rerr != nil {
+					return nil, rerr
+				}
+				v.Result = completeResult(result)
+			}
+			b, merr := json.Marshal(v)
 			if merr == nil {
 				return b, nil
 			}
@@ -317,9 +329,22 @@ func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Too
 		return res
 	}
 	var task *taskstore.Task
+	storeFailed := false
 	if err == nil {
 		var params []byte
-		if params, err = json.Marshal(env.Params); err == nil {
+		if params, err = json.Marshal(env.Params); err == nil && g.payloads != nil && len(params) > g.cfg.ArgumentLimits.Task && len(env.Params.Arguments) > 0 {
+			// Too large for the record (and the task's asynchronous
+			// Invoke): the record keeps a reference (claimcheck.go).
+			var ref *wire.ObjectRef
+			if ref, err = g.storeArguments(ctx, t.Name(), env.CallID, env.Params.Arguments); err != nil {
+				storeFailed = true
+			} else {
+				f.args = env.Params.Arguments
+				env.Params.Arguments, env.Params.ArgumentsRef, f.argsRef = nil, ref, ref
+				params, err = json.Marshal(env.Params)
+			}
+		}
+		if err == nil {
 			task, err = g.tasks.Create(ctx, taskstore.NewTask{ID: id, Owner: owner, Tool: t.Name(), Function: function, CallID: env.CallID, Params: params})
 		}
 		if err != nil {
@@ -328,8 +353,11 @@ func (g *Gateway) startTask(ctx context.Context, ri *requestInfo, t *adapter.Too
 	}
 	if err != nil {
 		code, msg := adapter.CodeUnavailable, "the gateway cannot record the task right now; retry later"
-		if errors.Is(err, taskstore.ErrTooLarge) {
+		switch {
+		case errors.Is(err, taskstore.ErrTooLarge):
 			code, msg = adapter.CodePayloadTooLarge, "the call's arguments are too large for a task"
+		case storeFailed:
+			code, msg = adapter.CodeUnavailable, argumentsStoreFailed().Message
 		}
 		res := f.failure(code, msg, false, err)
 		f.end = time.Now()
@@ -490,11 +518,14 @@ func (g *Gateway) resumeTask(ctx context.Context, ri *requestInfo, m *taskMessag
 // the task failed, frees its slot, and the gateway writes the call's row.
 func (g *Gateway) runTask(ctx context.Context, ri *requestInfo, t *adapter.Tool, function string, env *wire.Envelope, start time.Time) *mcp.CallToolResult {
 	f := &forward{g: g, tool: t.Name(), function: function, callID: env.CallID, start: start}
-	tok, err := g.signer.Sign(calltoken.Call{
-		Tool: t.Name(), CallID: env.CallID, Caller: ri.identity, Args: env.Params.Arguments,
-		Expires: start.Add(g.cfg.TaskRunWindow), Task: env.Task.ID,
-		InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState,
-	})
+	sign := func() (string, error) {
+		return g.signer.Sign(calltoken.Call{
+			Tool: t.Name(), CallID: env.CallID, Caller: ri.identity, Args: env.Params.Arguments, ArgsDigest: argsDigest(&env.Params),
+			Expires: start.Add(g.cfg.TaskRunWindow), Task: env.Task.ID,
+			InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState,
+		})
+	}
+	tok, err := sign()
 	var res *mcp.CallToolResult
 	if err != nil {
 		f.delivery = notSent
@@ -505,7 +536,24 @@ func (g *Gateway) runTask(ctx context.Context, ri *requestInfo, t *adapter.Tool,
 		header, spanID := forwardTrace(ri.trace)
 		env.TraceHeader = header
 		payload, _ := json.Marshal(env)
-		res = f.invokeEvent(ctx, ri, payload, header)
+		if g.payloads != nil && len(payload) > g.cfg.ArgumentLimits.Event && len(env.Params.Arguments) > 0 {
+			// Too large for an asynchronous Invoke (a record that kept its
+			// arguments inline under a raised ArgumentLimits.Task).
+			ref, serr := g.storeArguments(ctx, t.Name(), env.CallID, env.Params.Arguments)
+			if serr == nil {
+				env.Params.Arguments, env.Params.ArgumentsRef = nil, ref
+				if env.CallToken, serr = sign(); serr == nil {
+					payload, serr = json.Marshal(env)
+				}
+			}
+			if serr != nil {
+				res = f.refuse(argumentsStoreFailed().WithDetails(map[string]string{"callId": env.CallID}), serr)
+				payload = nil
+			}
+		}
+		if payload != nil {
+			res = f.invokeEvent(ctx, ri, payload, header)
+		}
 		if spanID != "" && g.cfg.Spans != nil {
 			g.cfg.Spans.EmitSpan(f.span(ri.trace, spanID, "", env.MCP.ProtocolVersion))
 			g.flushSpans(ctx, ri)
@@ -630,4 +678,31 @@ func (g *Gateway) taskFromRound(ctx context.Context, ri *requestInfo, t *adapter
 	}
 	env.CallID = wire.NewCallID()
 	return g.startTask(ctx, ri, t, function, env, time.Now()), nil
+}
+
+// taskResult is the result a task's run stored, resolved as a synchronous
+// call's is. The reference is the run's, so untrusted: it must name the
+// results of the tool the sealed record names.
+func (g *Gateway) taskResult(ctx context.Context, t *taskstore.Task) (json.RawMessage, *wire.RPCError) {
+	var ref wire.ObjectRef
+	var res *mcp.CallToolResult
+	err := json.Unmarshal(t.ResultRef, &ref)
+	if err == nil {
+		res, err = g.resolveResult(ctx, &ref, resultPrefix(t.Tool, ""))
+	}
+	var b []byte
+	if err == nil {
+		b, err = json.Marshal(res)
+	}
+	if err != nil {
+		re := resolveFailure(err)
+		level := slog.LevelWarn
+		if re.code == adapter.CodeInternal {
+			level = slog.LevelError
+		}
+		g.cfg.Logger.Log(ctx, level, "mcpfn gateway: a task's stored result cannot be served", "taskId", t.ID, "key", ref.Key, "error", err.Error())
+		return nil, &wire.RPCError{Code: wire.RPCInternalError, Message: "the task's result cannot be served: " + re.msg,
+			Data: map[string]any{"error": string(re.code), "retryable": re.code == adapter.CodeUnavailable && claimcheck.KindOf(err) != claimcheck.Missing}}
+	}
+	return b, nil
 }

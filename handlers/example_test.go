@@ -16,9 +16,12 @@ func ExampleCatalog() {
 			tool.Name(), mt.Annotations.ReadOnlyHint, tool.Destructive(), tool.Scopes())
 	}
 	// Output:
+	// broadcast_attach read-only=false destructive=true scopes=[broadcasts:write]
+	// broadcast_attachment read-only=true destructive=false scopes=[]
 	// broadcast_create read-only=false destructive=false scopes=[]
 	// broadcast_delete read-only=false destructive=true scopes=[broadcasts:write]
 	// broadcast_digest read-only=true destructive=false scopes=[]
+	// broadcast_export read-only=true destructive=false scopes=[]
 	// broadcast_get read-only=true destructive=false scopes=[]
 	// broadcast_list read-only=true destructive=false scopes=[]
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
@@ -17,14 +18,16 @@ import (
 
 func TestMain(m *testing.M) { mcpfntest.Main(m) }
 
-// app is every tool bound to one fresh broadcasts table, each served by
-// mcpfntest as its Lambda function serves it, so a test call goes through
-// the call token, decoding, validation, the scope gate and the audit stage
-// like a real one. The real auditor writes every row into an audit table
-// too, and decides, as deployed, whether a destructive call may run.
+// app is every tool bound to one fresh broadcasts table and attachments
+// bucket, each served by mcpfntest as its Lambda function serves it, so a
+// test call goes through the call token, decoding, validation, the scope
+// gate and the audit stage like a real one. The real auditor writes every
+// row into an audit table too, and decides, as deployed, whether a
+// destructive call may run.
 type app struct {
 	store      *handlers.Store
 	db         *dynamodb.Client
+	s3         *s3.Client    // the attachments bucket's S3, to look behind the tools' backs
 	auditTable string        // the rows as the real auditor wrote them
 	fallback   *lockedBuffer // the rows it could not write
 	fns        map[string]*mcpfntest.Function
@@ -33,8 +36,9 @@ type app struct {
 func newApp(t *testing.T) *app {
 	t.Helper()
 	db := mcpfntest.DynamoDB(t)
-	a := &app{db: db.Client(), auditTable: db.Table(t, "AuditTable"), fallback: &lockedBuffer{}, fns: map[string]*mcpfntest.Function{}}
-	a.store = handlers.NewStore(a.db, db.Table(t, "BroadcastsTable"))
+	objects := mcpfntest.S3(t)
+	a := &app{db: db.Client(), s3: objects.Client(), auditTable: db.Table(t, "AuditTable"), fallback: &lockedBuffer{}, fns: map[string]*mcpfntest.Function{}}
+	a.store = handlers.NewStore(a.db, db.Table(t, "BroadcastsTable")).WithAttachments(a.s3, objects.Bucket(t, "AttachmentsBucket"))
 	auditor := audit.New(audit.Config{Table: a.auditTable, Client: a.db, Fallback: a.fallback})
 	for _, tool := range handlers.Tools(a.store) {
 		a.fns[tool.Name()] = mcpfntest.New(t, tool, mcpfntest.AuditTo(auditor))

@@ -14,20 +14,23 @@ import (
 	"github.com/mcpfn/mcpfn/handlers"
 )
 
-// A tool's role is what its declaration's Tables say (`mcpfn template`
-// generates it, and `mcpfn template -check` keeps it so). Whether the
-// declaration says what the handler does is the demo's own business: these
-// tests derive, from this package's source, the DynamoDB calls each tool's
-// handler can make, and hold its declared Tables to exactly those — a
-// declaration that grants more (or less) than its code calls fails here.
+// A tool's role is what its declaration's Tables and Buckets say (`mcpfn
+// template` generates it, and `mcpfn template -check` keeps it so). Whether
+// the declaration says what the handler does is the demo's own business:
+// these tests derive, from this package's source, the DynamoDB and S3 calls
+// each tool's handler can make, and hold its declared Tables and Buckets to
+// exactly those — a declaration that grants more (or less) than its code
+// calls fails here.
 
 // calledActions derives from the package's source what each declared
-// tool's handler calls on the broadcasts table: every DynamoDB call
-// reachable from the handler its declaration names
-// (adapter.Declare(def, (*Store).m)), following the Store's own methods. A
-// call s.db.M(…) on the Store's DynamoAPI field is the action M, on the
-// index the calling method names in IndexName when it names one ("M on
-// index"). Keyed by tool name.
+// tool's handler calls on the broadcasts table and the attachments bucket:
+// every DynamoDB and S3 call reachable from the handler its declaration
+// names (adapter.Declare(def, (*Store).m)), following the Store's own
+// methods. A call s.db.M(…) on the Store's DynamoAPI field is the action M,
+// on the index the calling method names in IndexName when it names one ("M
+// on index"). A call s.objects.M(ctx, &s3.MInput{…}) on its ObjectAPI field
+// is the action "s3:M" — "s3:MVersion" when the input names a VersionId,
+// which S3 authorizes as that action. Keyed by tool name.
 func calledActions(t *testing.T) map[string][]string {
 	t.Helper()
 	files, err := filepath.Glob("*.go")
@@ -38,7 +41,7 @@ func calledActions(t *testing.T) map[string][]string {
 	consts := map[string]string{}         // string constant → value
 	methods := map[string]*ast.FuncDecl{} // Store method → declaration
 	var decls []*ast.CallExpr
-	dbField := ""
+	dbField, objField := "", ""
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
@@ -60,8 +63,13 @@ func calledActions(t *testing.T) map[string][]string {
 			case *ast.TypeSpec:
 				if st, ok := n.Type.(*ast.StructType); ok && n.Name.Name == "Store" {
 					for _, fld := range st.Fields.List {
-						if id, ok := fld.Type.(*ast.Ident); ok && id.Name == "DynamoAPI" && len(fld.Names) == 1 {
+						id, ok := fld.Type.(*ast.Ident)
+						switch {
+						case !ok || len(fld.Names) != 1:
+						case id.Name == "DynamoAPI":
 							dbField = fld.Names[0].Name
+						case id.Name == "ObjectAPI":
+							objField = fld.Names[0].Name
 						}
 					}
 				}
@@ -77,8 +85,8 @@ func calledActions(t *testing.T) map[string][]string {
 			return true
 		})
 	}
-	if dbField == "" || len(decls) == 0 {
-		t.Fatal("handlers: no Store field of type DynamoAPI, or no adapter.Declare(…) calls: calledActions no longer reads the package")
+	if dbField == "" || objField == "" || len(decls) == 0 {
+		t.Fatal("handlers: no Store field of type DynamoAPI or ObjectAPI, or no adapter.Declare(…) calls: calledActions no longer reads the package")
 	}
 
 	// stringValue is the string an expression names: a literal, a
@@ -132,13 +140,18 @@ func calledActions(t *testing.T) map[string][]string {
 				if x.Name == recv {
 					reach(sel.Sel.Name, seen, out)
 				}
-			case *ast.SelectorExpr: // recv.db.Action(…)
-				if id, ok := x.X.(*ast.Ident); ok && id.Name == recv && x.Sel.Name == dbField {
+			case *ast.SelectorExpr: // recv.db.Action(…), recv.objects.Action(…)
+				id, ok := x.X.(*ast.Ident)
+				switch {
+				case !ok || id.Name != recv:
+				case x.Sel.Name == dbField:
 					action := sel.Sel.Name
 					if index != "" {
 						action += " on " + index
 					}
 					out[action] = true
+				case x.Sel.Name == objField:
+					out[s3Action(t, fset, sel.Sel.Name, call)] = true
 				}
 			}
 			return true
@@ -165,6 +178,33 @@ func calledActions(t *testing.T) map[string][]string {
 		called[name] = slices.Sorted(maps.Keys(out))
 	}
 	return called
+}
+
+// s3Action is the IAM action of an S3 call op(ctx, &s3.<op>Input{…}): op,
+// or op+"Version" when the input sets VersionId (S3 authorizes GetObject
+// and DeleteObject of a named version as GetObjectVersion and
+// DeleteObjectVersion). An input that is no literal cannot be read, and
+// fails the test.
+func s3Action(t *testing.T, fset *token.FileSet, op string, call *ast.CallExpr) string {
+	t.Helper()
+	var lit *ast.CompositeLit
+	if len(call.Args) >= 2 {
+		if u, ok := call.Args[1].(*ast.UnaryExpr); ok && u.Op == token.AND {
+			lit, _ = u.X.(*ast.CompositeLit)
+		}
+	}
+	if lit == nil {
+		t.Errorf("handlers: %s: the input of S3 %s is no &s3.%sInput{…} literal, so calledActions cannot tell which action it is", fset.Position(call.Pos()), op, op)
+		return "s3:" + op
+	}
+	for _, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "VersionId" && (op == "GetObject" || op == "DeleteObject") {
+				return "s3:" + op + "Version"
+			}
+		}
+	}
+	return "s3:" + op
 }
 
 // isAdapterDeclare reports whether fun is adapter.Declare (with or without
@@ -199,12 +239,13 @@ func storeReceiver(fn *ast.FuncDecl) string {
 	return fn.Recv.List[0].Names[0].Name
 }
 
-// TestDeclaredTablesAreWhatTheHandlersCall: each tool declares exactly the
-// DynamoDB actions its handler's code can make — on the index it queries,
-// not the table — and only on the table the store is built over (the one
-// TableEnv names), so the role `mcpfn template` generates from the
+// TestDeclaredAccessIsWhatTheHandlersCall: each tool declares exactly the
+// DynamoDB and S3 actions its handler's code can make — on the index it
+// queries, not the table; on the attachments' prefix, not the bucket — and
+// only on the table and bucket the store is built over (the ones TableEnv
+// and AttachmentsEnv name), so the role `mcpfn template` generates from the
 // declaration is the least the code needs.
-func TestDeclaredTablesAreWhatTheHandlersCall(t *testing.T) {
+func TestDeclaredAccessIsWhatTheHandlersCall(t *testing.T) {
 	called := calledActions(t)
 	for _, tool := range handlers.Catalog() {
 		var declared []string
@@ -217,6 +258,15 @@ func TestDeclaredTablesAreWhatTheHandlersCall(t *testing.T) {
 					a += " on " + ta.Index
 				}
 				declared = append(declared, a)
+			}
+		}
+		for _, b := range tool.Buckets() {
+			if b.Bucket != "AttachmentsBucket" || b.Env != handlers.AttachmentsEnv || b.Prefix != handlers.AttachmentPrefix {
+				t.Errorf("%s declares %s through %s under %q; the store keeps attachments in AttachmentsBucket, named by %s, under %q",
+					tool.Name(), b.Bucket, b.Env, b.Prefix, handlers.AttachmentsEnv, handlers.AttachmentPrefix)
+			}
+			for _, a := range b.Actions {
+				declared = append(declared, "s3:"+a)
 			}
 		}
 		slices.Sort(declared)
@@ -237,11 +287,17 @@ func TestDeclaredTablesAreWhatTheHandlersCall(t *testing.T) {
 func TestCalledActionsAreDerivedFromTheHandlers(t *testing.T) {
 	got := calledActions(t)
 	want := map[string][]string{
-		handlers.ToolCreate: {"GetItem", "PutItem"},
-		handlers.ToolGet:    {"GetItem"},
-		handlers.ToolList:   {"Query on " + handlers.ChannelIndex},
-		handlers.ToolDelete: {"DeleteItem"},
-		handlers.ToolDigest: {"Query on " + handlers.ChannelIndex},
+		handlers.ToolCreate:     {"GetItem", "PutItem"},
+		handlers.ToolGet:        {"GetItem"},
+		handlers.ToolList:       {"Query on " + handlers.ChannelIndex},
+		handlers.ToolDelete:     {"DeleteItem", "s3:DeleteObject"},
+		handlers.ToolDigest:     {"Query on " + handlers.ChannelIndex},
+		handlers.ToolAttach:     {"GetItem", "UpdateItem", "s3:DeleteObject", "s3:PutObject"},
+		handlers.ToolAttachment: {"GetItem", "s3:GetObjectVersion"},
+		handlers.ToolExport:     {"Query on " + handlers.ChannelIndex, "s3:GetObjectVersion"},
+	}
+	if len(got) != len(want) {
+		t.Errorf("derived the calls of %d tools, want %d", len(got), len(want))
 	}
 	for tool, w := range want {
 		if !slices.Equal(got[tool], w) {

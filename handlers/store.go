@@ -28,6 +28,8 @@ type Broadcast struct {
 	Channel   string `json:"channel" dynamodbav:"channel" jsonschema:"the channel it was posted to"`
 	Text      string `json:"text" dynamodbav:"text" jsonschema:"the message"`
 	CreatedAt string `json:"createdAt" dynamodbav:"createdAt" jsonschema:"when it was posted (RFC 3339, UTC)"`
+	// Attachment is the file attached with broadcast_attach, if any.
+	Attachment *Attachment `json:"attachment,omitempty" dynamodbav:"attachment,omitempty" jsonschema:"the file attached to it, if any (read it with broadcast_attachment)"`
 }
 
 // DynamoAPI is the part of the DynamoDB client the store uses;
@@ -37,29 +39,49 @@ type DynamoAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 }
 
 // Store keeps broadcasts in one DynamoDB table: partition key id (S), and
-// the ChannelIndex GSI for listing. It is safe for concurrent use.
+// the ChannelIndex GSI for listing; and, when built [Store.WithAttachments],
+// their attachments' bytes in an S3 bucket. It is safe for concurrent use.
 type Store struct {
 	db    DynamoAPI
 	table string
 	now   func() time.Time
+
+	objects ObjectAPI // nil: no attachments bucket
+	bucket  string
 }
 
-// NewStore returns a store over the table named table.
+// NewStore returns a store over the table named table, without an
+// attachments bucket.
 func NewStore(db DynamoAPI, table string) *Store {
 	return &Store{db: db, table: table, now: time.Now}
 }
 
+// WithAttachments returns a copy of the store that keeps attachments in
+// the bucket named bucket (template.yaml's AttachmentsBucket: versioned, see
+// [AttachmentPrefix]).
+func (s *Store) WithAttachments(objects ObjectAPI, bucket string) *Store {
+	c := *s
+	c.objects, c.bucket = objects, bucket
+	return &c
+}
+
 // Table returns the name of the store's table.
 func (s *Store) Table() string { return s.table }
+
+// Bucket returns the name of the store's attachments bucket ("" without one).
+func (s *Store) Bucket() string { return s.bucket }
 
 // Errors the store returns; handlers turn them into tool errors.
 var (
 	ErrNotFound  = errors.New("handlers: broadcast not found")
 	ErrExists    = errors.New("handlers: a broadcast with this id exists")
 	ErrBadCursor = errors.New("handlers: invalid cursor")
+	// ErrNoAttachment: the broadcast exists and has no attachment.
+	ErrNoAttachment = errors.New("handlers: the broadcast has no attachment")
 )
 
 // ExistsError is returned by Put when the id is taken. Existing is the item
@@ -150,6 +172,70 @@ func (s *Store) Delete(ctx context.Context, id string) (Broadcast, error) {
 		return Broadcast{}, fmt.Errorf("handlers: decoding deleted broadcast: %w", err)
 	}
 	return b, nil
+}
+
+// SetAttachment records a as the attachment of the broadcast with id and
+// returns the attachment it replaced (nil when it had none), or ErrNotFound.
+// Read and written by the one request, so of two attachments set at once
+// each learns exactly the one it replaced.
+func (s *Store) SetAttachment(ctx context.Context, id string, a Attachment) (replaced *Attachment, err error) {
+	av, err := attributevalue.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("handlers: encoding attachment: %w", err)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       idKey(id),
+		UpdateExpression:          aws.String("SET #a = :a"),
+		ConditionExpression:       aws.String("attribute_exists(id)"),
+		ExpressionAttributeNames:  map[string]string{"#a": attachmentAttribute},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": av},
+		ReturnValues:              types.ReturnValueUpdatedOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("handlers: setting attachment: %w", err)
+	}
+	old, ok := out.Attributes[attachmentAttribute]
+	if !ok {
+		return nil, nil
+	}
+	var prev Attachment
+	if err := attributevalue.Unmarshal(old, &prev); err != nil {
+		return nil, fmt.Errorf("handlers: decoding replaced attachment: %w", err)
+	}
+	return &prev, nil
+}
+
+// attachmentAttribute is the item attribute holding a broadcast's
+// attachment (Broadcast.Attachment's dynamodbav name).
+const attachmentAttribute = "attachment"
+
+// Count returns how many broadcasts channel holds, counted on the index
+// (as eventually consistent as [Store.List]) without reading them.
+func (s *Store) Count(ctx context.Context, channel string) (int, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(ChannelIndex),
+		KeyConditionExpression:    aws.String("channel = :channel"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":channel": &types.AttributeValueMemberS{Value: channel}},
+		Select:                    types.SelectCount,
+	}
+	n := 0
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return 0, fmt.Errorf("handlers: counting broadcasts: %w", err)
+		}
+		n += int(out.Count)
+		if len(out.LastEvaluatedKey) == 0 {
+			return n, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }
 
 // Page is one page of a channel's broadcasts, newest first.

@@ -110,12 +110,12 @@ func broadcastsTable(index string, actions ...string) []adapter.TableAccess {
 // Catalog returns every tool's definition, unbound, in name order: the
 // application as tools/list shows it, for the demo's own tests.
 func Catalog() []*adapter.Tool {
-	return []*adapter.Tool{Create.Tool(), Delete.Tool(), Digest.Tool(), Get.Tool(), List.Tool()}
+	return []*adapter.Tool{Attach.Tool(), GetAttachment.Tool(), Create.Tool(), Delete.Tool(), Digest.Tool(), Export.Tool(), Get.Tool(), List.Tool()}
 }
 
 // tools binds every tool to store, in Catalog order.
 func tools(store *Store) []*adapter.Tool {
-	return []*adapter.Tool{Create.Bind(store), Delete.Bind(store), Digest.Bind(store), Get.Bind(store), List.Bind(store)}
+	return []*adapter.Tool{Attach.Bind(store), GetAttachment.Bind(store), Create.Bind(store), Delete.Bind(store), Digest.Bind(store), Export.Bind(store), Get.Bind(store), List.Bind(store)}
 }
 
 // Create is broadcast_create. Its conditional put never overwrites; a
@@ -216,11 +216,12 @@ func (store *Store) list(ctx context.Context, call *adapter.Call, in ListInput) 
 }
 
 // Delete is broadcast_delete. It is destructive (the audit writes its row
-// ahead of the handler) and requires ScopeWrite.
+// ahead of the handler) and requires ScopeWrite. A broadcast's attachment
+// goes with it.
 var Delete = adapter.Declare(adapter.ToolDef[DeleteInput, DeleteOutput]{
 	Name:        ToolDelete,
 	Title:       "Delete a broadcast",
-	Description: "Deletes one broadcast by id and returns it as it was. Requires scope broadcasts:write.",
+	Description: "Deletes one broadcast by id, with its attachment, and returns it as it was. Requires scope broadcasts:write.",
 	Destructive: true,
 	// Deleting again changes nothing more (it answers NOT_FOUND).
 	Idempotent:  true,
@@ -228,6 +229,8 @@ var Delete = adapter.Declare(adapter.ToolDef[DeleteInput, DeleteOutput]{
 	RefineInput: adapter.Refine{"id": idSchema},
 	// A conditional delete returning the old item: DeleteItem only.
 	Tables: broadcastsTable("", "DeleteItem"),
+	// A delete marker over the attachment's object, named by the old item.
+	Buckets: attachmentsBucket("DeleteObject"),
 }, (*Store).delete)
 
 func (store *Store) delete(ctx context.Context, call *adapter.Call, in DeleteInput) (DeleteOutput, error) {
@@ -235,6 +238,9 @@ func (store *Store) delete(ctx context.Context, call *adapter.Call, in DeleteInp
 	b, err := store.Delete(ctx, in.ID)
 	if err != nil {
 		return DeleteOutput{}, toolError(err)
+	}
+	if b.Attachment != nil {
+		store.dropAttachmentObject(ctx, call, b.Attachment.Key)
 	}
 	return DeleteOutput{Deleted: b}, nil
 }
@@ -246,10 +252,15 @@ var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 // newID derives a broadcast id from the call id, which the adapter keeps
 // stable across retries of one call (see the package doc). Without a call id
 // it is random.
-func newID(call *adapter.Call) string {
+func newID(call *adapter.Call) string { return derivedID("mcpfn/broadcast-id/v1", call) }
+
+// derivedID is an id of 26 characters derived from the call id under
+// domain (so that ids of different kinds never coincide), random without a
+// call id.
+func derivedID(domain string, call *adapter.Call) string {
 	var b [16]byte
 	if call != nil && call.ID != "" {
-		sum := sha256.Sum256([]byte("mcpfn/broadcast-id/v1\x00" + call.ID))
+		sum := sha256.Sum256([]byte(domain + "\x00" + call.ID))
 		copy(b[:], sum[:])
 	} else {
 		_, _ = rand.Read(b[:])
@@ -263,9 +274,13 @@ func newID(call *adapter.Call) string {
 // INTERNAL_SERVER_ERROR for the caller while the audit keeps it whole.
 func toolError(err error) error {
 	var apiErr smithy.APIError
+	var bucketErr *bucketError
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return adapter.NewError(adapter.CodeNotFound, "no broadcast with this id").WithCause(err)
+	case errors.Is(err, ErrNoAttachment):
+		return adapter.NewError(adapter.CodeNotFound, "this broadcast has no attachment").
+			WithHint("attach a file with broadcast_attach").WithCause(err)
 	case errors.Is(err, ErrBadCursor):
 		return adapter.NewError(adapter.CodeValidation, "invalid cursor").
 			WithDetails([]adapter.Issue{{Path: "/cursor", Message: err.Error()}}).
@@ -273,6 +288,18 @@ func toolError(err error) error {
 			WithCause(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return adapter.NewError(adapter.CodeTimeout, "the broadcasts table did not answer in time").WithCause(err)
+	case errors.As(err, &bucketErr) && errors.As(err, &apiErr) && apiErr.ErrorCode() == "SlowDown":
+		return adapter.NewError(adapter.CodeRateLimited, "the attachments bucket is busy").
+			WithHint("retry after a short wait").WithCause(err)
+	case errors.As(err, &bucketErr):
+		// Unreachable or refusing: the bucket's error code, never its
+		// message (which names buckets and keys), says which.
+		why := "could not be reached"
+		if errors.As(err, &apiErr) {
+			why = "refused the request (" + apiErr.ErrorCode() + ")"
+		}
+		return adapter.NewError(adapter.CodeUnavailable, "the attachments bucket "+why).
+			WithHint("retry the call").WithCause(err)
 	case errors.As(err, &apiErr) && throttled[apiErr.ErrorCode()]:
 		return adapter.NewError(adapter.CodeRateLimited, "the broadcasts table is busy").
 			WithHint("retry after a short wait").WithCause(err)

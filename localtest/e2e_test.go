@@ -26,8 +26,10 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/internal/xraystandin"
 	"github.com/mcpfn/mcpfn/localtest"
+	"github.com/mcpfn/mcpfn/localtest/internal/claim"
 	"github.com/mcpfn/mcpfn/localtest/internal/faulty"
 	"github.com/mcpfn/mcpfn/localtest/internal/held"
 	"github.com/mcpfn/mcpfn/localtest/internal/s3probe"
@@ -128,6 +130,9 @@ func testConfig(dir string) localtest.Config {
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, taskFunctions()...), append(cfg.ExtraTools, taskTools()...)
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, heldFunctions()...), append(cfg.ExtraTools, held.Tool())
 	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, s3Functions()...), append(cfg.ExtraTools, s3probe.Declared.Tool())
+	cfg.ExtraFunctions, cfg.ExtraTools = append(cfg.ExtraFunctions, claimFunctions()...), append(cfg.ExtraTools, claim.Tool())
+	// Result links short enough to expire in a test (claimcheck_e2e_test.go).
+	cfg.GatewayEnv = map[string]string{gateway.EnvResultLinkTTL: claimLinkTTL.String()}
 	cfg.AsyncRetryDelays = taskRetryDelays
 	return cfg
 }

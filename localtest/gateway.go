@@ -240,7 +240,8 @@ func (s *Stack) gatewaySettings(env map[string]string, toolFns map[string]string
 		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
 		gateway.EnvTaskRunWindow: true,
 		// The payloads bucket: its local name, in the S3 stand-in.
-		samgen.EnvPayloadsBucket: true,
+		samgen.EnvPayloadsBucket: true, gateway.EnvInlineResultBytes: true,
+		gateway.EnvResultLinkTTL: true, gateway.EnvResultLinks: true,
 		// The session key: the stack's Secrets Manager stand-in serves
 		// every secret of the template.
 		gateway.EnvSessionKeySecret: true,

@@ -188,13 +188,18 @@ func TestARemovedGrantIsTheCallRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Other tools have the same grant: this one is in broadcast_get's
+	// region.
 	grant := "            - Effect: Allow\n              Action: dynamodb:GetItem\n              Resource: !GetAtt BroadcastsTable.Arn\n"
-	if strings.Count(string(src), grant) != 1 {
+	before, region, ok := strings.Cut(string(src), "# >>> mcpfn tool broadcast_get:")
+	region, after, ok2 := strings.Cut(region, "# <<< mcpfn tool broadcast_get")
+	if !ok || !ok2 || strings.Count(region, grant) != 1 {
 		t.Fatalf("template.yaml no longer has broadcast_get's grant as this test knows it:\n%s", grant)
 	}
+	edited := before + "# >>> mcpfn tool broadcast_get:" + strings.Replace(region, grant, "", 1) + "# <<< mcpfn tool broadcast_get" + after
 	dir := t.TempDir()
 	copyPath := filepath.Join(dir, "template.yaml")
-	if err := os.WriteFile(copyPath, []byte(strings.Replace(string(src), grant, "", 1)), 0o644); err != nil {
+	if err := os.WriteFile(copyPath, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := testConfig(filepath.Join(dir, "stack"))

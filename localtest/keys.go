@@ -128,8 +128,17 @@ func (k *LocalKeys) SignEnvelope(payload []byte, caller *calltoken.Identity, ttl
 	}
 	s := calltoken.NewSigner(calltoken.SignerGateway)
 	s.Add(env.Params.Name, t.Function, k.rings[env.Params.Name], nil)
-	tok, err := s.Sign(calltoken.Call{Tool: env.Params.Name, CallID: env.CallID, Caller: caller, Args: env.Params.Arguments, Expires: time.Now().Add(ttl),
-		InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState})
+	c := calltoken.Call{Tool: env.Params.Name, CallID: env.CallID, Caller: caller, Args: env.Params.Arguments, Expires: time.Now().Add(ttl),
+		InputResponses: env.Params.InputResponses, RequestState: env.Params.RequestState}
+	if ref := env.Params.ArgumentsRef; ref != nil {
+		// Stored arguments: the token binds the SHA-256 the reference names.
+		sum, err := ref.Sum()
+		if err != nil {
+			return nil, fmt.Errorf("localtest: %w", err)
+		}
+		c.ArgsDigest = calltoken.DigestOfSHA256(sum)
+	}
+	tok, err := s.Sign(c)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mcpfn/mcpfn/internal/iam"
+	"github.com/mcpfn/mcpfn/internal/localonly"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -248,23 +248,7 @@ func (rt router) refuse(r *http.Request) (int, string) {
 // hostAllowed accepts loopback names and addresses, with or without a port,
 // and Config.InvokeAllowedHosts.
 func (rt router) hostAllowed(hostport string) bool {
-	host := strings.ToLower(hostport)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return true
-	}
-	for _, h := range rt.s.cfg.InvokeAllowedHosts {
-		if strings.EqualFold(h, host) || strings.EqualFold(h, hostport) {
-			return true
-		}
-	}
-	return false
+	return localonly.Host(hostport, rt.s.cfg.InvokeAllowedHosts...)
 }
 
 // functionError recognises the emulator's ways of reporting that the

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -46,6 +47,65 @@ type s3Wiring struct {
 	caPath  string
 	roots   *x509.CertPool
 	buckets map[string]string // logical id → local name
+
+	// down are the object paths ("/bucket/key-prefix") S3Outage makes
+	// unreachable, with how many outages hold each.
+	mu   sync.Mutex
+	down map[string]int
+}
+
+// serveHTTP is the endpoint: the front, unless an outage holds the path.
+func (w *s3Wiring) serveHTTP(rw http.ResponseWriter, r *http.Request) {
+	if w.isDown(r.URL.Path) {
+		// As an S3 that cannot be reached: the connection ends without
+		// an answer (the SDK sees a connection error and retries).
+		if hj, ok := rw.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		http.Error(rw, "unreachable", http.StatusServiceUnavailable)
+		return
+	}
+	w.front.ServeHTTP(rw, r)
+}
+
+func (w *s3Wiring) isDown(p string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for prefix := range w.down {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// S3Outage makes the S3 endpoint unreachable for every request on a key of
+// the bucket with the given logical id that starts with keyPrefix — as S3
+// stopped mid-call would be, for that part of the bucket only, so the
+// stack's other callers are unaffected — until end is called. A request
+// in flight when it starts is served.
+func (s *Stack) S3Outage(logicalID, keyPrefix string) (end func()) {
+	w := s.s3
+	p := "/" + w.buckets[logicalID] + "/" + keyPrefix
+	w.mu.Lock()
+	if w.down == nil {
+		w.down = map[string]int{}
+	}
+	w.down[p]++
+	w.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.down[p]--; w.down[p] <= 0 {
+				delete(w.down, p)
+			}
+		})
+	}
 }
 
 // listenS3 binds the S3 endpoint's port (before anything slow, as the
@@ -169,7 +229,7 @@ func (s *Stack) startS3(ln net.Listener, names *localNames) error {
 		OwnerEnforced: func(bucket string) bool { return owner[bucket] },
 		Denied:        func(who, action, resource, msg string) { s.iam.denied("s3", who, action, resource, msg) },
 	}
-	w.srv = &http.Server{Handler: w.front, ReadHeaderTimeout: 10 * time.Second}
+	w.srv = &http.Server{Handler: http.HandlerFunc(w.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.srv.Serve(ln) }()
 	if len(created) == 0 {
 		created = []string{"none"}

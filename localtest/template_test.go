@@ -54,12 +54,18 @@ func TestTemplateFunctions(t *testing.T) {
 		if s.Env["AWS_LAMBDA_LOG_FORMAT"] != "JSON" {
 			t.Errorf("%s: AWS_LAMBDA_LOG_FORMAT %q, want the template's LoggingConfig (JSON)", s.Name, s.Env["AWS_LAMBDA_LOG_FORMAT"])
 		}
-		timeout := 10
-		if s.Tool == "broadcast_digest" {
-			timeout = 900 // the long-running demo sets its own
+		// The defaults, but where a demo tool declares its own.
+		timeout, memory := 10, 256
+		switch s.Tool {
+		case "broadcast_digest":
+			timeout = 900
+		case "broadcast_export":
+			timeout, memory = 900, 1024
+		case "broadcast_attach", "broadcast_attachment":
+			memory = 512
 		}
-		if s.Timeout != timeout || s.MemorySize != 256 {
-			t.Errorf("%s timeout %d memory %d, want the template's %d s and 256 MB", s.Name, s.Timeout, s.MemorySize, timeout)
+		if s.Timeout != timeout || s.MemorySize != memory {
+			t.Errorf("%s timeout %d memory %d, want the template's %d s and %d MB", s.Name, s.Timeout, s.MemorySize, timeout, memory)
 		}
 	}
 }
@@ -141,11 +147,14 @@ func TestAgentCoreWiringFromTemplate(t *testing.T) {
 		got[tg.name+"___"+tg.tool] = tg.function
 	}
 	want := map[string]string{
-		"broadcast-create___broadcast_create": "BroadcastCreateFunction",
-		"broadcast-get___broadcast_get":       "BroadcastGetFunction",
-		"broadcast-list___broadcast_list":     "BroadcastListFunction",
-		"broadcast-delete___broadcast_delete": "BroadcastDeleteFunction",
-		"broadcast-digest___broadcast_digest": "BroadcastDigestFunction",
+		"broadcast-create___broadcast_create":         "BroadcastCreateFunction",
+		"broadcast-get___broadcast_get":               "BroadcastGetFunction",
+		"broadcast-list___broadcast_list":             "BroadcastListFunction",
+		"broadcast-delete___broadcast_delete":         "BroadcastDeleteFunction",
+		"broadcast-digest___broadcast_digest":         "BroadcastDigestFunction",
+		"broadcast-attach___broadcast_attach":         "BroadcastAttachFunction",
+		"broadcast-attachment___broadcast_attachment": "BroadcastAttachmentFunction",
+		"broadcast-export___broadcast_export":         "BroadcastExportFunction",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("targets %v", got)

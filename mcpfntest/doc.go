@@ -64,4 +64,14 @@
 // project's template.yaml ([DB.Table]); [Main] stops it when the tests end:
 //
 //	func TestMain(m *testing.M) { mcpfntest.Main(m) }
+//
+// A tool that keeps files in a bucket of the project's is bound to a client
+// of [S3]: the S3 stand-in of `mcpfn local` behind the same front (TLS,
+// Signature Version 4, each body's checksums), one per test, with the
+// buckets of template.yaml as declared there ([S3Server.Bucket]: its
+// versioning too):
+//
+//	objects := mcpfntest.S3(t)
+//	files := notes.NewFiles(objects.Client(), objects.Bucket(t, "FilesBucket"))
+//	f := mcpfntest.New(t, notes.Upload.Bind(files))
 package mcpfntest

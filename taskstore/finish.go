@@ -1,6 +1,7 @@
 package taskstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,10 +54,22 @@ func outcomeValues(o Outcome) (string, map[string]types.AttributeValue, error) {
 	values := map[string]types.AttributeValue{":status": str(string(o.Status))}
 	switch o.Status {
 	case StatusCompleted:
-		if len(o.Result) == 0 {
+		switch {
+		case len(o.ResultRef) > 0:
+			var ref json.RawMessage
+			if err := json.Unmarshal(o.ResultRef, &ref); err != nil || len(ref) == 0 || ref[0] != '{' {
+				return "", nil, errors.New("taskstore: a result reference must be a JSON object")
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, o.ResultRef); err != nil {
+				return "", nil, fmt.Errorf("taskstore: encoding the result reference: %w", err)
+			}
+			values[":result"] = str(storedResultPrefix + b.String() + "}")
+		case len(o.Result) == 0:
 			return "", nil, errors.New("taskstore: a completed outcome needs a result")
+		default:
+			values[":result"] = str(string(o.Result))
 		}
-		values[":result"] = str(string(o.Result))
 		return "#status = :status, #result = :result", values, nil
 	case StatusFailed:
 		if o.Error == nil {
@@ -85,7 +98,7 @@ func outcomeValues(o Outcome) (string, map[string]types.AttributeValue, error) {
 
 // size is how many bytes o adds to the item.
 func (o Outcome) size() int {
-	n := len(o.Result) + len(o.RequestState)
+	n := len(o.Result) + len(o.ResultRef) + len(o.RequestState)
 	if o.Error != nil {
 		n += len(o.Error.Message) + len(o.Error.Data)
 	}

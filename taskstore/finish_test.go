@@ -28,6 +28,32 @@ func TestFinishCompleted(t *testing.T) {
 	}
 }
 
+// working → completed with a stored result's reference (the claim check):
+// the record holds the reference in place of the result, and the tasks/get
+// view shows no result until the gateway resolves it.
+func TestFinishCompletedWithAStoredResult(t *testing.T) {
+	s, _ := newStore(t, taskstore.Options{})
+	task := create(t, s)
+	claim(t, s, task.ID, "req-1")
+	ref := json.RawMessage(`{ "bucket": "payloads", "key": "t/results/c1/a1", "versionId": "v1", "size": 2000000, "sha256": "ab" }`)
+	if err := s.Finish(t.Context(), task.ID, "req-1", taskstore.CompletedRef(ref)); err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, s, task.ID)
+	if got.Status != taskstore.StatusCompleted || got.Result != nil ||
+		string(got.ResultRef) != `{"bucket":"payloads","key":"t/results/c1/a1","versionId":"v1","size":2000000,"sha256":"ab"}` {
+		t.Errorf("task = %+v (ref %s)", got, got.ResultRef)
+	}
+	if v := got.Detailed(); v.Result != nil {
+		t.Errorf("the view shows result %s", v.Result)
+	}
+	task = create(t, s)
+	claim(t, s, task.ID, "req-2")
+	if err := s.Finish(t.Context(), task.ID, "req-2", taskstore.CompletedRef(json.RawMessage(`"not an object"`))); err == nil {
+		t.Error("a reference that is no JSON object was recorded")
+	}
+}
+
 // working → failed with the JSON-RPC error.
 func TestFinishFailed(t *testing.T) {
 	s, _ := newStore(t, taskstore.Options{})

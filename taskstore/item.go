@@ -3,6 +3,7 @@ package taskstore
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -111,6 +112,14 @@ func (it *item) task() (*Task, error) {
 	}
 	if it.Result != "" {
 		t.Result = json.RawMessage(it.Result)
+		if strings.HasPrefix(it.Result, storedResultPrefix) {
+			// The run stored its result (claim check): the record holds
+			// the reference only.
+			var w storedResult
+			if err := json.Unmarshal(t.Result, &w); err == nil && len(w.ResultRef) > 0 {
+				t.Result, t.ResultRef = nil, w.ResultRef
+			}
+		}
 	}
 	if err := unmarshalIf(it.InputRequests, &t.InputRequests); err != nil {
 		return nil, err

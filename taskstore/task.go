@@ -51,6 +51,12 @@ type Task struct {
 
 	// Result is the CallToolResult JSON of a completed task.
 	Result json.RawMessage
+	// ResultRef, instead of Result, is the reference (a wire.ObjectRef as
+	// JSON) to the result the run stored in the payloads bucket because it
+	// was too large for the record (the claim check, decision 0037). Like
+	// everything a run writes, it is untrusted: the gateway checks that it
+	// names the task's own tool's results before it reads it.
+	ResultRef json.RawMessage
 	// Error is the JSON-RPC error of a failed task.
 	Error *RPCError
 
@@ -94,6 +100,7 @@ type NewTask struct {
 type Outcome struct {
 	Status        Status
 	Result        json.RawMessage
+	ResultRef     json.RawMessage
 	Error         *RPCError
 	InputRequests map[string]json.RawMessage
 	RequestState  []byte
@@ -104,6 +111,23 @@ type Outcome struct {
 func Completed(result json.RawMessage) Outcome {
 	return Outcome{Status: StatusCompleted, Result: result}
 }
+
+// CompletedRef is Completed for a result the run stored in the payloads
+// bucket: ref is its reference (a wire.ObjectRef as JSON), which the record
+// holds in place of the result.
+func CompletedRef(ref json.RawMessage) Outcome {
+	return Outcome{Status: StatusCompleted, ResultRef: ref}
+}
+
+// storedResult is how the record's result attribute holds a reference:
+// {"resultRef":{…}}, which no CallToolResult is (every one has content).
+type storedResult struct {
+	ResultRef json.RawMessage `json:"resultRef"`
+}
+
+// storedResultPrefix starts the result attribute of a stored result, as
+// outcomeValues writes it.
+const storedResultPrefix = `{"resultRef":`
 
 // Failed is the outcome of a call that ended in a JSON-RPC error.
 func Failed(e RPCError) Outcome {

@@ -82,7 +82,13 @@ type CancelMarker struct {
 type EnvelopeParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Meta      map[string]any  `json:"_meta,omitempty"`
+	// ArgumentsRef replaces Arguments when the gateway stored them (they
+	// would not fit the invocation's payload or the task record): the
+	// function reads them, checks their SHA-256 against the call token's
+	// argument digest, and goes on as if they had come inline. It sits in
+	// params so that a task record, which keeps the params, keeps it too.
+	ArgumentsRef *ObjectRef     `json:"argumentsRef,omitempty"`
+	Meta         map[string]any `json:"_meta,omitempty"`
 	// Multi-round-trip fields, passed through.
 	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 	RequestState   string          `json:"requestState,omitempty"`
@@ -99,13 +105,18 @@ type EnvelopeMCP struct {
 }
 
 // EnvelopeResponse is a tool function's answer to an envelope: exactly one of
-// Result (an MCP CallToolResult), Error (a JSON-RPC error object, for
-// protocol failures such as an unknown tool) or StartTask.
+// Result (an MCP CallToolResult), ResultRef (the same, stored), Error (a
+// JSON-RPC error object, for protocol failures such as an unknown tool) or
+// StartTask.
 type EnvelopeResponse struct {
 	Version string          `json:"mcpfn"`
 	CallID  string          `json:"callId,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *RPCError       `json:"error,omitempty"`
+	// ResultRef replaces Result when the function stored the result (it
+	// would not fit the answer): the gateway reads it, checks it, and
+	// answers it inline or as resource links (docs/envelope.md).
+	ResultRef *ObjectRef `json:"resultRef,omitempty"`
+	Error     *RPCError  `json:"error,omitempty"`
 	// StartTask: the tool (one that supports tasks) asks for this call to
 	// run as a task. The gateway creates the task and invokes the function
 	// again, asynchronously, with the same envelope (its inputResponses and

@@ -31,6 +31,10 @@ commands:
                            writer are refused (foreign=), never written
   serve [-addr A] [-xray-file F]
                            the audit viewer, a read-only web page (docs/viewer.md)
+  verify -tool T <callId>  check the objects a call's rows name (stored
+                           arguments, result, the result's blobs) against the
+                           size and SHA-256 each row recorded; exit 1 on any
+                           mismatch or missing object
 
 Each line is one call: its outcome row (the function's final row, else the
 gateway's), and, where the gateway wrote a row too, outcome-row= and what
@@ -132,6 +136,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return replay(ctx, a, rest, stdin, stdout, stderr)
 	case cmd == "serve":
 		return serve(ctx, awsCfg, a, rest, stdout, stderr)
+	case cmd == "verify":
+		return verify(ctx, awsCfg, a, rest, stdout, stderr)
 	}
 	fs.Usage()
 	return 2

@@ -1,0 +1,11 @@
+// Command broadcast_export is the Lambda function of the broadcast_export tool:
+// handlers.Export bound to a store over the broadcasts table and the
+// attachments bucket its environment names, served by the adapter.
+package main
+
+import (
+	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/handlers"
+)
+
+func main() { adapter.Serve(handlers.Export, handlers.AttachmentStoreFromEnv) }
