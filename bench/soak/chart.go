@@ -30,7 +30,7 @@ var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#
 // svgChart draws the panels one above the other over [0, xMax] seconds,
 // the warm-up [0, warmup] shaded in each, under a title and subtitle lines.
 func svgChart(title string, subtitle []string, panels []panel, xMax, warmup float64) string {
-	height := chartTop + len(panels)*(panelHeight+panelGap) + 10
+	height := chartHeight(len(panels))
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartWidth, height, chartWidth, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", chartWidth, height)
@@ -46,6 +46,9 @@ func svgChart(title string, subtitle []string, panels []panel, xMax, warmup floa
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// chartHeight is the height of a chart of n panels.
+func chartHeight(n int) int { return chartTop + n*(panelHeight+panelGap) + 10 }
 
 func drawPanel(b *strings.Builder, p panel, top, xMax, warmup float64, minutes bool) {
 	bottom := top + panelHeight
