@@ -490,7 +490,7 @@ func (s *Stack) startDynamoDB(ctx context.Context, tools *toolcache.Cache, ln ne
 		s.logf("starting DynamoDB Local")
 		// On a free port behind the proxy: the functions, the gateway and
 		// the operator reach it through DynamoDBAddr only.
-		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{JarDir: jarDir, Stdout: s.ddbLog})
+		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{JarDir: jarDir, Stdout: s.ddbLog, MaxHeap: s.cfg.DynamoDBHeap})
 		if err != nil {
 			return fmt.Errorf("%w\n(%s uses a running DynamoDB instead)", err, EnvDynamoDBEndpoint)
 		}

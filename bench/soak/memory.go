@@ -154,6 +154,20 @@ func environments(samples []memSample) map[string]int {
 	return out
 }
 
+// jvmHeapLimit is the -Xmx DynamoDB Local's JVM runs with ("" unknown).
+func jvmHeapLimit(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	for _, arg := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(arg, "-Xmx"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // jvmHeap is DynamoDB Local's live heap after a full collection (jcmd
 // GC.run, then jstat -gc), in bytes; an error when the JDK's tools are not
 // on PATH.

@@ -22,6 +22,7 @@ type reconciliation struct {
 	// no call or task the clients saw. Pending: rows never made final.
 	Missing, Duplicated, Extra, Pending []string
 	ScanTime                            time.Duration
+	Segments                            int32 // of the Scan
 }
 
 func (r reconciliation) exact() bool {
@@ -34,29 +35,46 @@ type auditRow struct {
 	key, callID, taskID, status string
 }
 
-// scanAudit reads every row of the audit table, a page at a time.
-func scanAudit(ctx context.Context, c *dynamodb.Client, table string) ([]auditRow, error) {
+// rowsPerSegment is about how many rows one segment of the audit table's
+// Scan holds. DynamoDB Local answers a page only after loading every item
+// of the (segment of the) table into its heap, and a plain Scan of 60,000
+// rows failed with InternalFailure at its 512 MiB heap (issue 21): split
+// in segments of this size, each page loads one segment, and reading the
+// whole table takes time linear in it, not quadratic.
+const rowsPerSegment = 1000
+
+// scanAudit reads every row of the audit table, about expect of them, one
+// segment after the other, a page at a time.
+func scanAudit(ctx context.Context, c *dynamodb.Client, table string, expect int) ([]auditRow, int32, error) {
+	segments := int32(min(max(expect/rowsPerSegment, 1), 1_000_000)) // DynamoDB's limit
 	var rows []auditRow
-	var start map[string]types.AttributeValue
-	for {
-		out, err := c.Scan(ctx, &dynamodb.ScanInput{
-			TableName:                aws.String(table),
-			ProjectionExpression:     aws.String("rowKey, callId, taskId, #s"),
-			ExpressionAttributeNames: map[string]string{"#s": "status"},
-			ExclusiveStartKey:        start,
-			ConsistentRead:           aws.Bool(true),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("scanning the audit table after %d rows: %w", len(rows), err)
+	for seg := range segments {
+		var start map[string]types.AttributeValue
+		for {
+			in := &dynamodb.ScanInput{
+				TableName:                aws.String(table),
+				ProjectionExpression:     aws.String("rowKey, callId, taskId, #s"),
+				ExpressionAttributeNames: map[string]string{"#s": "status"},
+				ExclusiveStartKey:        start,
+				ConsistentRead:           aws.Bool(true),
+			}
+			if segments > 1 {
+				in.Segment, in.TotalSegments = aws.Int32(seg), aws.Int32(segments)
+			}
+			out, err := c.Scan(ctx, in)
+			if err != nil {
+				return nil, segments, fmt.Errorf("scanning the audit table (segment %d of %d) after %d rows: %w", seg, segments, len(rows), err)
+			}
+			for _, it := range out.Items {
+				rows = append(rows, auditRow{key: str(it["rowKey"]), callID: str(it["callId"]), taskID: str(it["taskId"]), status: str(it["status"])})
+			}
+			if len(out.LastEvaluatedKey) == 0 {
+				break
+			}
+			start = out.LastEvaluatedKey
 		}
-		for _, it := range out.Items {
-			rows = append(rows, auditRow{key: str(it["rowKey"]), callID: str(it["callId"]), taskID: str(it["taskId"]), status: str(it["status"])})
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return rows, nil
-		}
-		start = out.LastEvaluatedKey
 	}
+	return rows, segments, nil
 }
 
 func str(v types.AttributeValue) string {

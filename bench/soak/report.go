@@ -39,6 +39,7 @@ type report struct {
 	progressGot     int64
 	heap            int64
 	heapErr         error
+	heapLimit       string // -Xmx
 	jvmRSS          int64
 	files           []fileSize
 	p99Trend        float64
@@ -275,9 +276,9 @@ func (r *report) text() string {
 	if r.heapErr != nil {
 		fmt.Fprintf(&b, "live heap unknown (%v)\n", r.heapErr)
 	} else {
-		fmt.Fprintf(&b, "live heap after a full GC %s (the JVM runs with -Xmx512m)\n", mib(r.heap))
+		fmt.Fprintf(&b, "live heap after a full GC %s (the JVM's limit -Xmx%s)\n", mib(r.heap), r.heapLimit)
 	}
-	fmt.Fprintf(&b, "  the audit table: %d rows, read in %v (a consistent Scan)\n", r.rec.Rows, r.rec.ScanTime.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  the audit table: %d rows, read in %v (a consistent Scan in %d segments)\n", r.rec.Rows, r.rec.ScanTime.Round(time.Millisecond), r.rec.Segments)
 
 	b.WriteString("\nFILES (the record; the X-Ray and OTLP stand-ins hold the latest 4,096 documents each in memory)\n")
 	for _, f := range r.files {

@@ -80,17 +80,21 @@ func run(ctx context.Context, o options) (*report, error) {
 		return nil, fmt.Errorf("settling the stack: %w", err)
 	}
 	scanStart := time.Now()
-	rows, err := scanAudit(sctx, st.DynamoDB(), st.AuditTable())
+	rec.mu.Lock()
+	expect := len(rec.calls) + len(rec.tasks)
+	rec.mu.Unlock()
+	rows, segments, err := scanAudit(sctx, st.DynamoDB(), st.AuditTable(), expect)
 	if err != nil {
 		rep.scanErr = err
 	}
 	rec.mu.Lock()
 	rep.rec = reconcile(rec.calls, rec.tasks, rows)
 	rec.mu.Unlock()
-	rep.rec.ScanTime = time.Since(scanStart)
+	rep.rec.ScanTime, rep.rec.Segments = time.Since(scanStart), segments
 	for _, m := range st.Memory() {
 		if m.Component == localtest.DynamoDBLocalComponent {
 			rep.heap, rep.heapErr = jvmHeap(sctx, m.PID)
+			rep.heapLimit = jvmHeapLimit(m.PID)
 			rep.jvmRSS = m.RSS
 		}
 	}
