@@ -13,6 +13,10 @@ type panel struct {
 	unit   string // of the y axis
 	series []series
 	dots   bool // mark each point (few points: one per bucket)
+	// fitAfterWarmup scales the y axis to the points after the warm-up: a
+	// cold start's seconds would flatten the minutes that matter. A point
+	// above is drawn on the top edge with its value.
+	fitAfterWarmup bool
 }
 
 // Chart geometry, in SVG user units.
@@ -22,7 +26,7 @@ const (
 	plotRight   = 760 // the legend is to the right
 	panelHeight = 190
 	panelGap    = 62
-	chartTop    = 96
+	chartTop    = 104
 )
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"}
@@ -52,15 +56,21 @@ func chartHeight(n int) int { return chartTop + n*(panelHeight+panelGap) + 10 }
 
 func drawPanel(b *strings.Builder, p panel, top, xMax, warmup float64, minutes bool) {
 	bottom := top + panelHeight
-	yMax := 0.0
+	yMax, yAfter := 0.0, 0.0
 	for _, s := range p.series {
 		for _, pt := range s.Points {
 			yMax = math.Max(yMax, pt.Y)
+			if pt.X >= warmup {
+				yAfter = math.Max(yAfter, pt.Y)
+			}
 		}
+	}
+	if p.fitAfterWarmup && yAfter > 0 {
+		yMax = yAfter
 	}
 	step, yTop := niceScale(yMax)
 	x := func(v float64) float64 { return plotLeft + (plotRight-plotLeft)*v/math.Max(xMax, 1e-9) }
-	y := func(v float64) float64 { return bottom - panelHeight*v/yTop }
+	y := func(v float64) float64 { return bottom - panelHeight*math.Min(v, yTop)/yTop }
 
 	fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="14" font-weight="bold">%s</text>`+"\n", plotLeft, top-8, html.EscapeString(p.title))
 	if warmup > 0 {
@@ -94,6 +104,11 @@ func drawPanel(b *strings.Builder, p panel, top, xMax, warmup float64, minutes b
 		if p.dots {
 			for _, pt := range s.Points {
 				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>`+"\n", x(pt.X), y(pt.Y), color)
+			}
+		}
+		for _, pt := range s.Points {
+			if pt.Y > yTop { // off the scale: its value on the edge
+				fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">↑ %s</text>`+"\n", x(pt.X)+5, top+10+11*float64(i), color, tickLabel(pt.Y, 1))
 			}
 		}
 		ly := top + 10 + float64(i)*17

@@ -124,15 +124,16 @@ func TestPercentileIsNearestRank(t *testing.T) {
 
 // TestChartIsWellFormedSVGWithEveryPanel: the chart parses as XML, names
 // every series in a legend, shades the warm-up in every panel, and keeps
-// every point inside the plot (a bad scale would draw off the picture).
+// every point inside the plot (a bad scale would draw off the picture); a
+// warm-up point above a scale fitted to the rest is on the edge, labelled.
 func TestChartIsWellFormedSVGWithEveryPanel(t *testing.T) {
 	lat := []series{
 		{Name: "p50", Points: []point{{30, 4}, {90, 5}, {150, 4.5}}},
-		{Name: "p99", Points: []point{{30, 40}, {90, 52.5}, {150, 47}}},
+		{Name: "p99", Points: []point{{10, 4500}, {90, 52.5}, {150, 47}}}, // a cold start in the warm-up
 	}
 	rss := []series{{Name: "Gateway <&>", Points: []point{{0, 20}, {60, 21}, {180, 21}}}}
 	svg := svgChart(`soak "title" <3m>`, []string{"line one", "line & two"}, []panel{
-		{title: "Latency", unit: "ms", series: lat, dots: true},
+		{title: "Latency", unit: "ms", series: lat, dots: true, fitAfterWarmup: true},
 		{title: "RSS", unit: "MiB", series: rss},
 		{title: "Empty", unit: "MiB"},
 	}, 180, 36)
@@ -173,7 +174,7 @@ func TestChartIsWellFormedSVGWithEveryPanel(t *testing.T) {
 		}
 	}
 	all := strings.Join(texts, "|")
-	for _, want := range []string{`soak "title" <3m>`, "line & two", "p50", "p99", "Gateway <&>", "warm-up", "minutes since the load started"} {
+	for _, want := range []string{`soak "title" <3m>`, "line & two", "p50", "p99", "Gateway <&>", "warm-up", "minutes since the load started", "↑ 4500"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the chart does not say %q", want)
 		}

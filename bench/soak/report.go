@@ -353,7 +353,7 @@ func (r *report) chart() string {
 		strings.Join(verdicts[min(3, len(verdicts)):], " · "),
 	}
 	return svgChart(title, sub, []panel{
-		{title: fmt.Sprintf("Latency per request, per %v", r.o.Bucket), unit: "ms", series: []series{p50, p90, p99}, dots: true},
+		{title: fmt.Sprintf("Latency per request, per %v (scaled to the points after the warm-up)", r.o.Bucket), unit: "ms", series: []series{p50, p90, p99}, dots: true, fitAfterWarmup: true},
 		{title: fmt.Sprintf("Throughput, per %v", r.o.Bucket), unit: "requests/s", series: []series{rate}, dots: true},
 		{title: "RSS: the gateway's process, and each function's largest execution environment", unit: "MiB", series: procs},
 		{title: "RSS: the stack's own process (stand-ins, proxies, the soak's clients) and DynamoDB Local's JVM", unit: "MiB", series: big},
