@@ -52,7 +52,11 @@ type options struct {
 	Seed     uint64        // of the mix
 	Out      string        // output directory
 	BinDir   string        // builds, kept between runs
-	Progress io.Writer
+	// HeapProfile, when set, is where the heap profile of this process
+	// (the stack's stand-ins and proxies, and the clients) is written once
+	// the load ends: `go tool pprof -sample_index=inuse_space` reads it.
+	HeapProfile string
+	Progress    io.Writer
 }
 
 func main() {
@@ -64,6 +68,7 @@ func main() {
 	flag.DurationVar(&o.Sample, "sample", 5*time.Second, "the time between two memory samples")
 	flag.Uint64Var(&o.Seed, "seed", 21, "the seed of the mix")
 	flag.StringVar(&o.Out, "out", filepath.Join(".local", "soak"), "the output directory: report.txt, soak.svg, buckets.csv, the stack's files")
+	flag.StringVar(&o.HeapProfile, "heapprofile", "", "write this process's heap profile (the stack's own process and the clients) here once the load ends")
 	flag.StringVar(&o.BinDir, "bin", filepath.Join(".local", "soakbin"), "where the stack builds the functions and the gateway (kept between runs)")
 	flag.Parse()
 	o.Progress = os.Stderr

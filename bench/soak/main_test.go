@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +108,58 @@ func TestGrowthComparesTheWindowAfterWarmupWithTheLast(t *testing.T) {
 	// last: 90, 95, 100 s → 29, 29, 30 MiB, median 29.
 	if g := got[1]; g.PID != 1 || g.From != 22*mb || g.To != 29*mb {
 		t.Errorf("gateway: %+v, want 22 → 29 MiB", g)
+	}
+}
+
+// TestEnvelopeIsAFunctionsLargestEnvironment: an environment that served
+// little by the end of the warm-up climbs to where the others are (its own
+// warm-up): it grows, the function's envelope does not; an environment
+// that keeps growing past the others lifts the envelope.
+func TestEnvelopeIsAFunctionsLargestEnvironment(t *testing.T) {
+	const mb = 1 << 20
+	var samples []memSample
+	for s := 0; s <= 100; s += 5 {
+		samples = append(samples, memSample{at: time.Duration(s) * time.Second, procs: []localtest.ProcessMemory{
+			{Component: "GetFunction", PID: 1, RSS: 22 * mb},
+			{Component: "GetFunction", PID: 2, RSS: int64(min(16+s/10, 22)) * mb}, // catching up
+			{Component: "ListFunction", PID: 3, RSS: 22 * mb},
+			{Component: "ListFunction", PID: 4, RSS: int64(20+s/10) * mb}, // 20 → 30: past the other
+		}})
+	}
+	env := envelopeGrowth(samples, 20*time.Second, 100*time.Second, 15*time.Second)
+	if len(env) != 2 || env[0].Component != "GetFunction" || env[0].percent() != 0 {
+		t.Fatalf("envelopes %+v: GetFunction's should be flat", env)
+	}
+	if g := env[1]; g.Component != "ListFunction" || g.From != 22*mb || g.To != 29*mb {
+		t.Errorf("ListFunction's envelope %+v, want 22 → 29 MiB", g)
+	}
+	perProcess := growthOf(samples, 20*time.Second, 100*time.Second, 15*time.Second)
+	if g := perProcess[1]; g.PID != 2 || g.percent() <= 0 {
+		t.Errorf("the catching-up environment %+v should show its growth per process", g)
+	}
+}
+
+// TestCPUBetweenSamples: cores used by the machine and by the stack's
+// processes over an interval; a process born in the interval counts from
+// its start, one gone by its end drops out.
+func TestCPUBetweenSamples(t *testing.T) {
+	prev := cpuCounters{machineBusy: 1000, machineTotal: 4000, procs: map[int]uint64{1: 100, 2: 50, 3: 70}, ok: true}
+	// 2 cores, 500 ticks each elapsed (1000 in all); 800 of them busy.
+	cur := cpuCounters{machineBusy: 1800, machineTotal: 5000, procs: map[int]uint64{1: 300, 2: 150, 4: 100}, load1: 3.5, ok: true}
+	got, ok := between(prev, cur, 2)
+	// The stack: 200 + 100 + 100 (pid 4, new) = 400 ticks of 500 per core.
+	if !ok || got.Machine != 1.6 || got.Stack != 0.8 || got.Load1 != 3.5 {
+		t.Errorf("between = %+v, %v; want machine 1.6, stack 0.8, load 3.5", got, ok)
+	}
+	if _, ok := between(cpuCounters{}, cur, 2); ok {
+		t.Error("no earlier sample, yet a reading")
+	}
+	if runtime.GOOS == "linux" {
+		if c := readCPU([]int{os.Getpid()}); !c.ok || c.machineTotal == 0 || c.machineBusy > c.machineTotal {
+			t.Errorf("readCPU of this process: %+v", c)
+		} else if _, ok := c.procs[os.Getpid()]; !ok {
+			t.Errorf("readCPU did not read this process's /proc/%d/stat", os.Getpid())
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,10 +19,13 @@ const (
 	selfComponent = "stack process"
 )
 
-// memSample is one reading of every process's RSS.
+// memSample is one reading of every process's RSS, and of the CPU used
+// since the sample before (cpu.go).
 type memSample struct {
 	at    time.Duration // since the load started
 	procs []localtest.ProcessMemory
+	cpu   cpuUse
+	cpuOK bool // false for the first sample, or without /proc
 }
 
 // sampleMemory reads the stack's processes and this one (the stack's own
@@ -31,6 +35,7 @@ func sampleMemory(st *localtest.Stack, start time.Time, interval time.Duration, 
 	out := make(chan []memSample, 1)
 	go func() {
 		var samples []memSample
+		var prevCPU cpuCounters
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
@@ -38,7 +43,16 @@ func sampleMemory(st *localtest.Stack, start time.Time, interval time.Duration, 
 			if r := selfRSS(); r > 0 {
 				procs = append(procs, localtest.ProcessMemory{Component: selfComponent, PID: os.Getpid(), RSS: r})
 			}
-			samples = append(samples, memSample{at: time.Since(start), procs: procs})
+			pids := append(st.Processes(), os.Getpid())
+			for _, p := range procs {
+				if p.Component == localtest.DynamoDBLocalComponent {
+					pids = append(pids, p.PID)
+				}
+			}
+			counters := readCPU(pids)
+			use, ok := between(prevCPU, counters, runtime.NumCPU())
+			prevCPU = counters
+			samples = append(samples, memSample{at: time.Since(start), procs: procs, cpu: use, cpuOK: ok})
 			select {
 			case <-stop:
 				out <- samples
@@ -67,10 +81,11 @@ func selfRSS() int64 {
 	return 0
 }
 
-// growth is one process's RSS from the end of the warm-up to the end.
+// growth is the RSS of one process, or of one component, from the end of
+// the warm-up to the end.
 type growth struct {
 	Component string
-	PID       int
+	PID       int   // 0 for a component's envelope
 	From, To  int64 // bytes: medians of the reference and the final window
 }
 
@@ -81,23 +96,46 @@ func (g growth) percent() float64 { return 100 * (float64(g.To)/float64(g.From) 
 // load. A process started after the warm-up (an execution environment the
 // load needed later) has no reference and is left out.
 func growthOf(samples []memSample, warmup, end, window time.Duration) []growth {
-	ref, last := map[int][]float64{}, map[int][]float64{}
-	comp := map[int]string{}
+	return windows(samples, warmup, end, window, func(p localtest.ProcessMemory) (string, int) { return p.Component, p.PID })
+}
+
+// envelopeGrowth is growthOf for each component's envelope: at each sample
+// the largest RSS of its processes (a function's largest execution
+// environment: what the chart draws). A function's verdict is on its
+// envelope: an environment that served few calls by the end of the
+// warm-up climbs to where the others already are — its own warm-up, not a
+// leak, which would lift the envelope too.
+func envelopeGrowth(samples []memSample, warmup, end, window time.Duration) []growth {
+	return windows(samples, warmup, end, window, func(p localtest.ProcessMemory) (string, int) { return p.Component, 0 })
+}
+
+// windows groups each sample's processes by key (the largest RSS of a
+// key's processes at a sample) and compares the medians of the two windows.
+func windows(samples []memSample, warmup, end, window time.Duration, key func(localtest.ProcessMemory) (string, int)) []growth {
+	type k struct {
+		comp string
+		pid  int
+	}
+	ref, last := map[k][]float64{}, map[k][]float64{}
 	for _, s := range samples {
+		top := map[k]int64{}
 		for _, p := range s.procs {
-			comp[p.PID] = p.Component
+			c, pid := key(p)
+			top[k{c, pid}] = max(top[k{c, pid}], p.RSS)
+		}
+		for key, rss := range top {
 			switch {
 			case s.at >= warmup && s.at < warmup+window:
-				ref[p.PID] = append(ref[p.PID], float64(p.RSS))
+				ref[key] = append(ref[key], float64(rss))
 			case s.at > end-window && s.at <= end+window/4:
-				last[p.PID] = append(last[p.PID], float64(p.RSS))
+				last[key] = append(last[key], float64(rss))
 			}
 		}
 	}
 	var out []growth
-	for pid, r := range ref {
-		if l := last[pid]; len(l) > 0 {
-			out = append(out, growth{Component: comp[pid], PID: pid, From: int64(median(r)), To: int64(median(l))})
+	for key, r := range ref {
+		if l := last[key]; len(l) > 0 {
+			out = append(out, growth{Component: key.comp, PID: key.pid, From: int64(median(r)), To: int64(median(l))})
 		}
 	}
 	slices.SortFunc(out, func(a, b growth) int {

@@ -30,7 +30,8 @@ type report struct {
 	ops             []opRow
 	rec             reconciliation
 	scanErr         error
-	growth          []growth
+	growth          []growth // per process
+	envelopes       []growth // per component: its largest process
 	envs            map[string]int
 	mem             []memSample
 	problems        []string
@@ -55,6 +56,8 @@ type bucketRow struct {
 	latencyStats
 	problems int
 	mem      map[string]int64 // component → largest RSS at the bucket's last sample
+	cpu      cpuUse           // mean of the bucket's samples; Load1 at its last
+	cpuOK    bool
 }
 
 type opRow struct {
@@ -82,13 +85,25 @@ func (r *report) analyse(rec *recorder, mem []memSample) {
 	for i, b := range rec.buckets {
 		from := time.Duration(i) * o.Bucket
 		row := bucketRow{from: from, width: min(o.Bucket, max(r.o.Duration-from, time.Second)), latencyStats: statsOf(b.latencies), problems: b.problems, mem: map[string]int64{}}
+		var cpuN int
 		for _, m := range mem {
 			if m.at > from && m.at <= from+o.Bucket+o.Sample/2 {
 				clear(row.mem)
 				for _, p := range m.procs {
 					row.mem[p.Component] = max(row.mem[p.Component], p.RSS)
 				}
+				if m.cpuOK {
+					cpuN++
+					row.cpu.Machine += m.cpu.Machine
+					row.cpu.Stack += m.cpu.Stack
+					row.cpu.Load1 = m.cpu.Load1
+				}
 			}
+		}
+		if cpuN > 0 {
+			row.cpu.Machine /= float64(cpuN)
+			row.cpu.Stack /= float64(cpuN)
+			row.cpuOK = true
 		}
 		r.buckets = append(r.buckets, row)
 		r.requests += row.N
@@ -104,9 +119,10 @@ func (r *report) analyse(rec *recorder, mem []memSample) {
 
 	window := max(o.Bucket, 3*o.Sample)
 	r.growth = growthOf(mem, o.Warmup, r.loadEnd, window)
+	r.envelopes = envelopeGrowth(mem, o.Warmup, r.loadEnd, window)
 	r.envs = environments(mem)
-	for i := range r.growth {
-		g := &r.growth[i]
+	for i := range r.envelopes {
+		g := &r.envelopes[i]
 		switch g.Component {
 		case localtest.GatewayComponent:
 			r.gatewayGrowth = g
@@ -158,9 +174,9 @@ func (r *report) judge() []verdict {
 		v = append(v, verdict{"gateway RSS after warm-up", "not measured (no /proc, or a run shorter than its windows)", false})
 	}
 	if g := r.worstFunction; g != nil {
-		v = append(v, verdict{"function environments' RSS", fmt.Sprintf("worst %s (pid %d) %s → %s (%+.1f %%, bound %.0f %%)", g.Component, g.PID, mib(g.From), mib(g.To), g.percent(), maxGrowthPercent), g.percent() < maxGrowthPercent})
+		v = append(v, verdict{"functions' RSS after warm-up", fmt.Sprintf("worst %s (its largest environment) %s → %s (%+.1f %%, bound %.0f %%)", g.Component, mib(g.From), mib(g.To), g.percent(), maxGrowthPercent), g.percent() < maxGrowthPercent})
 	} else {
-		v = append(v, verdict{"function environments' RSS", "not measured", false})
+		v = append(v, verdict{"functions' RSS after warm-up", "not measured", false})
 	}
 	if r.p99Trend > 0 {
 		v = append(v, verdict{"p99 per bucket after warm-up", fmt.Sprintf("last half / first half %.2f× (bound %.2f×)", r.p99Trend, maxP99Trend), r.p99Trend <= maxP99Trend})
@@ -246,8 +262,9 @@ func (r *report) text() string {
 		fmt.Fprintf(&b, "  %-12s %8d %7s %9.1f %9.1f %9.1f %9.1f %10d\n", op.op, op.N, share, op.P50, op.P90, op.P99, op.Max, op.problems)
 	}
 
-	b.WriteString("\nBUCKETS: every request, by the bucket it ended in; RSS at the bucket's last sample (functions: the largest environment)\n")
-	fmt.Fprintf(&b, "  %-9s %9s %8s %8s %8s %8s %9s %10s %10s %10s %10s\n", "from", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "gateway", "functions", "DDB Local", "stack")
+	b.WriteString("\nBUCKETS: every request, by the bucket it ended in; RSS at the bucket's last sample (functions: the largest environment);\n")
+	fmt.Fprintf(&b, "  CPU in cores of %d, the bucket's mean: the machine's, the stack's (its processes and the clients'), the rest's; load: 1-minute average\n", runtime.NumCPU())
+	fmt.Fprintf(&b, "  %-9s %9s %8s %8s %8s %8s %9s %10s %10s %10s %10s %6s %6s %6s %6s\n", "from", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "gateway", "functions", "DDB Local", "stack", "CPU", "stack", "rest", "load")
 	for _, bk := range r.buckets {
 		fnTop := int64(0)
 		for c, v := range bk.mem {
@@ -255,16 +272,25 @@ func (r *report) text() string {
 				fnTop = max(fnTop, v)
 			}
 		}
-		fmt.Fprintf(&b, "  %-9v %9d %8.1f %8.1f %8.1f %8.1f %9.1f %10s %10s %10s %10s\n", bk.from, bk.N, float64(bk.N)/bk.width.Seconds(), bk.P50, bk.P90, bk.P99, bk.Max,
-			mib(bk.mem[localtest.GatewayComponent]), mib(fnTop), mib(bk.mem[localtest.DynamoDBLocalComponent]), mib(bk.mem[selfComponent]))
+		cpu := fmt.Sprintf(" %6s %6s %6s %6s", "?", "?", "?", "?")
+		if bk.cpuOK {
+			cpu = fmt.Sprintf(" %6.2f %6.2f %6.2f %6.1f", bk.cpu.Machine, bk.cpu.Stack, max(bk.cpu.Machine-bk.cpu.Stack, 0), bk.cpu.Load1)
+		}
+		fmt.Fprintf(&b, "  %-9v %9d %8.1f %8.1f %8.1f %8.1f %9.1f %10s %10s %10s %10s%s\n", bk.from, bk.N, float64(bk.N)/bk.width.Seconds(), bk.P50, bk.P90, bk.P99, bk.Max,
+			mib(bk.mem[localtest.GatewayComponent]), mib(fnTop), mib(bk.mem[localtest.DynamoDBLocalComponent]), mib(bk.mem[selfComponent]), cpu)
 	}
 
 	fmt.Fprintf(&b, "\nMEMORY after the warm-up: median RSS of the window [%v, %v) → of the load's last window\n", o.Warmup, o.Warmup+max(o.Bucket, 3*o.Sample))
+	b.WriteString("  each component (a function: its largest execution environment at each sample)\n")
+	for _, g := range r.envelopes {
+		fmt.Fprintf(&b, "  %-32s %10s → %10s  %+6.1f %%\n", g.Component, mib(g.From), mib(g.To), g.percent())
+	}
+	fmt.Fprintln(&b, "  (judged: the gateway and each function; DynamoDB Local holds the tables in memory and grows with them;")
+	fmt.Fprintln(&b, "   the stack process also holds this soak's record of every call id.)")
+	b.WriteString("  each process alive at both windows\n")
 	for _, g := range r.growth {
 		fmt.Fprintf(&b, "  %-32s pid %-8d %10s → %10s  %+6.1f %%\n", g.Component, g.PID, mib(g.From), mib(g.To), g.percent())
 	}
-	fmt.Fprintln(&b, "  (judged: the gateway and every function environment; DynamoDB Local holds the tables in memory and grows with them;")
-	fmt.Fprintln(&b, "   the stack process also holds this soak's record of every call id.)")
 	var envs []string
 	for _, c := range r.functionNames {
 		envs = append(envs, fmt.Sprintf("%s %d", c, r.envs[c]))
@@ -308,7 +334,7 @@ func (r *report) text() string {
 
 func (r *report) csv() string {
 	var b strings.Builder
-	b.WriteString("from_s,requests,requests_per_s,p50_ms,p90_ms,p99_ms,max_ms,unexpected,gateway_rss_mib,functions_max_rss_mib,dynamodb_local_rss_mib,stack_rss_mib\n")
+	b.WriteString("from_s,requests,requests_per_s,p50_ms,p90_ms,p99_ms,max_ms,unexpected,gateway_rss_mib,functions_max_rss_mib,dynamodb_local_rss_mib,stack_rss_mib,cpu_machine_cores,cpu_stack_cores,load1\n")
 	for _, bk := range r.buckets {
 		fnTop := int64(0)
 		for c, v := range bk.mem {
@@ -316,8 +342,9 @@ func (r *report) csv() string {
 				fnTop = max(fnTop, v)
 			}
 		}
-		fmt.Fprintf(&b, "%.0f,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%d,%.2f,%.2f,%.2f,%.2f\n", bk.from.Seconds(), bk.N, float64(bk.N)/bk.width.Seconds(), bk.P50, bk.P90, bk.P99, bk.Max, bk.problems,
-			float64(bk.mem[localtest.GatewayComponent])/(1<<20), float64(fnTop)/(1<<20), float64(bk.mem[localtest.DynamoDBLocalComponent])/(1<<20), float64(bk.mem[selfComponent])/(1<<20))
+		fmt.Fprintf(&b, "%.0f,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n", bk.from.Seconds(), bk.N, float64(bk.N)/bk.width.Seconds(), bk.P50, bk.P90, bk.P99, bk.Max, bk.problems,
+			float64(bk.mem[localtest.GatewayComponent])/(1<<20), float64(fnTop)/(1<<20), float64(bk.mem[localtest.DynamoDBLocalComponent])/(1<<20), float64(bk.mem[selfComponent])/(1<<20),
+			bk.cpu.Machine, bk.cpu.Stack, bk.cpu.Load1)
 	}
 	return b.String()
 }
@@ -342,6 +369,15 @@ func (r *report) chart() string {
 		procs[i].Name = strings.TrimSuffix(procs[i].Name, "Function")
 	}
 	big := memorySeries(r.mem, []string{selfComponent, localtest.DynamoDBLocalComponent})
+	cpu := []series{{Name: "the machine"}, {Name: "the stack and clients"}, {Name: "everything else"}}
+	for _, m := range r.mem {
+		if m.cpuOK {
+			x := m.at.Seconds()
+			cpu[0].Points = append(cpu[0].Points, point{x, m.cpu.Machine})
+			cpu[1].Points = append(cpu[1].Points, point{x, m.cpu.Stack})
+			cpu[2].Points = append(cpu[2].Points, point{x, max(m.cpu.Machine-m.cpu.Stack, 0)})
+		}
+	}
 	var verdicts []string
 	for _, v := range r.verdicts {
 		verdicts = append(verdicts, v.name+" "+passMiss(v.pass))
@@ -357,5 +393,6 @@ func (r *report) chart() string {
 		{title: fmt.Sprintf("Throughput, per %v", r.o.Bucket), unit: "requests/s", series: []series{rate}, dots: true},
 		{title: "RSS: the gateway's process, and each function's largest execution environment", unit: "MiB", series: procs},
 		{title: "RSS: the stack's own process (stand-ins, proxies, the soak's clients) and DynamoDB Local's JVM", unit: "MiB", series: big},
+		{title: fmt.Sprintf("CPU, in cores of %d: what else ran on the machine shows here", runtime.NumCPU()), unit: "cores", series: cpu},
 	}, r.o.Duration.Seconds(), r.o.Warmup.Seconds())
 }

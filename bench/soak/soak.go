@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -66,6 +68,11 @@ func run(ctx context.Context, o options) (*report, error) {
 	wg.Wait()
 	rep.loadEnd = time.Since(rep.started)
 	mem := <-samples
+	if o.HeapProfile != "" {
+		if err := writeHeapProfile(o.HeapProfile); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range clients {
 		_ = c.session.Close()
 		_ = c.reader.Close()
@@ -177,4 +184,19 @@ func progressLines(ctx context.Context, rec *recorder, o options) {
 				time.Since(rec.start).Round(time.Second), st.N, o.Bucket, float64(st.N)/o.Bucket.Seconds(), st.P50, st.P99, calls, problems)
 		}
 	}
+}
+
+// writeHeapProfile writes this process's heap profile after a collection,
+// so that in-use figures are what is live.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
