@@ -9,7 +9,7 @@ GO ?= go
 BUILD_TAGS ?=
 NODE_TOOLS := tools/node
 
-.PHONY: all test test-go lint vet staticcheck bench bench-lambda bench-gateway local build deps node-deps browser-deps fmt validate-template
+.PHONY: all test test-go lint vet staticcheck bench bench-lambda bench-gateway soak local build deps node-deps browser-deps fmt validate-template
 
 all: build
 
@@ -135,6 +135,18 @@ bench-lambda:
 BENCH_GATEWAY_FLAGS ?=
 bench-gateway:
 	$(GO) run ./bench/gateway $(BENCH_GATEWAY_FLAGS)
+
+## soak: issue 21's soak (docs/benchmarks.md): the whole local stack (the
+## gateway in its own process, every function, DynamoDB Local) for SOAK
+## (default 10m) at a fixed concurrency of go-sdk MCP clients, with the demo's
+## mix (reads, writes, deletes, progress calls, tasks, bad requests); then
+## every call reconciled with its audit row, RSS and p99 judged after the
+## warm-up, and .local/soak/soak.svg and report.txt written. SOAK_FLAGS
+## passes flags on, e.g. SOAK_FLAGS='-clients 32'.
+SOAK ?= 10m
+SOAK_FLAGS ?=
+soak:
+	$(GO) run ./bench/soak -duration $(SOAK) $(SOAK_FLAGS)
 
 # ---- Lambda builds ----
 # This repository walks the path an outside project walks: every command

@@ -38,7 +38,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 	if a := t.MCPTool().Annotations; a != nil && a.DestructiveHint != nil {
 		unsafeRetry = *a.DestructiveHint && !a.IdempotentHint
 	}
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
 		if ri == nil {
 			ri = &requestInfo{}
@@ -70,6 +70,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 			},
 			SessionID: ri.sessionID,
 		}
+		defer func() { res = withCallID(res, env.CallID) }()
 		if ci := req.ClientInfo(); ci != nil {
 			env.MCP.ClientInfo = &wire.ClientInfo{Name: ci.Name, Title: ci.Title, Version: ci.Version}
 		}

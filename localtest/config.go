@@ -49,6 +49,10 @@ const (
 	// prints it), as the Secrets Manager stand-in's.
 	DefaultS3Addr   = "127.0.0.1:0"
 	DefaultPoolSize = 4
+	// DefaultDynamoDBHeap is DynamoDB Local's heap limit in the stack: a
+	// long `mcpfn local` session's audit table (a few hundred thousand
+	// rows) still Scans. The JVM takes the heap only as it needs it.
+	DefaultDynamoDBHeap = "2g"
 	// DefaultMaxConcurrency is how many emulators of one function may run at
 	// once before the router answers 429, Lambda's answer when a function
 	// reaches its concurrency limit.
@@ -111,6 +115,13 @@ type Config struct {
 	// instead of starting DynamoDB Local. Tables then get a unique suffix so
 	// that stacks sharing the endpoint do not see each other's rows.
 	DynamoDBEndpoint string
+	// DynamoDBHeap is DynamoDB Local's heap limit (java -Xmx: "2g");
+	// $MCPFN_DYNAMODB_LOCAL_HEAP wins over it. Default DefaultDynamoDBHeap.
+	// DynamoDB Local answers a Scan or Query page only after loading every
+	// item the whole request could return into the heap, so the limit
+	// bounds the table a plain Scan (the audit viewer's list) still reads
+	// (docs/local.md, "How long a session lasts").
+	DynamoDBHeap string
 
 	// PoolSize is how many emulators of each function are started with the
 	// stack (warm capacity; each still has its cold start on its first
@@ -246,6 +257,7 @@ func (c *Config) defaults() {
 	def(&c.AgentCoreAddr, DefaultAgentCoreAddr)
 	def(&c.ViewerAddr, DefaultViewerAddr)
 	def(&c.S3Addr, DefaultS3Addr)
+	def(&c.DynamoDBHeap, DefaultDynamoDBHeap)
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
 	}

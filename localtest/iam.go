@@ -234,7 +234,7 @@ func (s *Stack) setUpIAM(specs []FunctionSpec, names *localNames) error {
 			return err
 		}
 	} else {
-		return fmt.Errorf("localtest: IAM enforcement: the template has no %s, whose role the in-process gateway runs as", gatewayID)
+		return fmt.Errorf("localtest: IAM enforcement: the template has no %s, whose role the gateway runs as", gatewayID)
 	}
 	if s.agentCore != nil {
 		if model.Roles[acRole] == nil {
@@ -332,7 +332,7 @@ func (s *Stack) FunctionCredentials(function string) (aws.Credentials, bool) {
 	return credentialsOf(id), true
 }
 
-// GatewayCredentials are the credentials of the in-process gateway's role
+// GatewayCredentials are the credentials of the gateway's role
 // (GatewayFunctionRole): a second gateway over the stack uses them.
 func (s *Stack) GatewayCredentials() aws.Credentials { return credentialsOf(s.iam.gateway) }
 

@@ -202,3 +202,46 @@ func (s *Stack) Settle(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ProcessMemory is one process of the stack and its memory, as /proc says.
+type ProcessMemory struct {
+	// Component is GatewayComponent, DynamoDBLocalComponent or the name of
+	// the function whose execution environment (bootstrap) the process is.
+	Component string
+	PID       int
+	RSS       int64 // resident set size now (VmRSS), bytes
+	PeakRSS   int64 // peak resident set size (VmHWM), bytes
+}
+
+// The components of [ProcessMemory] that are not functions.
+const (
+	GatewayComponent       = gatewayID
+	DynamoDBLocalComponent = "DynamoDBLocal"
+)
+
+// Memory returns the memory of every living process of the stack: the
+// gateway, each function's bootstraps (one per execution environment that
+// has had its first invoke) and DynamoDB Local's JVM when the stack started
+// it. The stack's own process — the Invoke API, the stand-ins, the proxies —
+// is the caller's (/proc/self). Empty where /proc is unavailable.
+func (s *Stack) Memory() []ProcessMemory {
+	var out []ProcessMemory
+	add := func(component string, pid int) {
+		if pid == 0 || !alive(pid) {
+			return
+		}
+		if r := rss(pid); r > 0 {
+			out = append(out, ProcessMemory{Component: component, PID: pid, RSS: r, PeakRSS: peakRSS(pid)})
+		}
+	}
+	add(GatewayComponent, s.gwProc.pid())
+	for _, name := range s.Functions() {
+		for _, e := range s.functions[name].emulators() {
+			for _, p := range e.pids()[1:] {
+				add(name, p)
+			}
+		}
+	}
+	add(DynamoDBLocalComponent, s.ddb.PID())
+	return out
+}

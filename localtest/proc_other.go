@@ -19,6 +19,8 @@ func descendants(int) []int { return nil }
 
 func peakRSS(int) int64 { return 0 }
 
+func rss(int) int64 { return 0 }
+
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // listening falls back to a connect: without /proc the listener's owner

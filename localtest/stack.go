@@ -18,11 +18,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpfn/mcpfn/adapter"
@@ -36,7 +34,6 @@ import (
 	"github.com/mcpfn/mcpfn/internal/dynamolocal"
 	"github.com/mcpfn/mcpfn/internal/iam"
 	"github.com/mcpfn/mcpfn/internal/otlpstandin"
-	"github.com/mcpfn/mcpfn/internal/samgen"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
 	"github.com/mcpfn/mcpfn/internal/toolcache"
@@ -88,19 +85,17 @@ type Stack struct {
 	xray     *xraystandin.Daemon
 	xrayFile *os.File
 	// otlp receives the OpenTelemetry spans (MCPFN_TRACING=both locally)
-	// and writes otlp.jsonl; gwOTel is the in-process gateway's exporter.
+	// and writes otlp.jsonl.
 	otlp     *otlpstandin.Receiver
 	otlpFile *os.File
-	gwOTel   *audit.OTelEmitter
 	iss      *issuer
 	token    string
 
 	invokeSrv *http.Server
 	invokeURL string
-	gw        *gateway.Gateway
-	mcpSrv    *http.Server
-	mcpURL    string
-	gwLog     *os.File
+	// gwProc is the gateway, a process of its own (gateway.go).
+	gwProc *gatewayProcess
+	mcpURL string
 	// The AgentCore Gateway stand-in (agentcore.go), when the template
 	// declares a gateway.
 	agentCore *agentCoreWiring
@@ -170,7 +165,8 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("localtest: MCP address (%s to move it): %w", EnvMCPAddr, err)
 	}
-	defer closeUnlessServed(mcpLn, &s.mcpSrv)
+	// The gateway's process gets its own copy (startGateway).
+	defer mcpLn.Close()
 	invokeLn, err := net.Listen("tcp", cfg.InvokeAddr)
 	if err != nil {
 		return nil, fmt.Errorf("localtest: Invoke API address (%s to move it): %w", EnvInvokeAddr, err)
@@ -340,6 +336,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		s.functions[sp.Name] = &function{stack: s, spec: *sp, binDir: fnBin, bootstrap: filepath.Join(fnBin, "bootstrap")}
 		jobs = append(jobs, buildJob{pkg: sp.Package, out: filepath.Join(fnBin, "bootstrap"), lambda: true, tags: withTracingFlavour(sp.BuildTags), stripped: sp.Stripped})
 	}
+	jobs = append(jobs, s.gatewayBuild(binDir))
 	buildDone := make(chan error, 1)
 	buildCtx, cancelBuild := context.WithCancel(ctx)
 	defer cancelBuild()
@@ -351,13 +348,13 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 			return
 		}
 		s.rieBin = rie
-		s.logf("building %d functions into %s", len(jobs), binDir)
+		s.logf("building %d functions and the gateway into %s", len(jobs)-1, binDir)
 		buildStart := time.Now()
 		if err := buildAll(ctx, s.root, binDir, jobs); err != nil {
 			buildDone <- err
 			return
 		}
-		s.logf("built %d functions (%v)", len(jobs), time.Since(buildStart).Round(time.Millisecond))
+		s.logf("built %d functions and the gateway (%v)", len(jobs)-1, time.Since(buildStart).Round(time.Millisecond))
 		buildDone <- nil
 	}()
 
@@ -493,7 +490,7 @@ func (s *Stack) startDynamoDB(ctx context.Context, tools *toolcache.Cache, ln ne
 		s.logf("starting DynamoDB Local")
 		// On a free port behind the proxy: the functions, the gateway and
 		// the operator reach it through DynamoDBAddr only.
-		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{JarDir: jarDir, Stdout: s.ddbLog})
+		srv, err := dynamolocal.Start(ctx, dynamolocal.Options{JarDir: jarDir, Stdout: s.ddbLog, MaxHeap: s.cfg.DynamoDBHeap})
 		if err != nil {
 			return fmt.Errorf("%w\n(%s uses a running DynamoDB instead)", err, EnvDynamoDBEndpoint)
 		}
@@ -569,36 +566,8 @@ func (s *Stack) prepareFunction(f *function) error {
 	if id == nil {
 		return fmt.Errorf("localtest: function %s has no role", f.spec.Name)
 	}
-	creds := id.Credentials
-	env := map[string]string{
-		"PATH":                            os.Getenv("PATH"),
-		"TZ":                              "UTC",
-		"LANG":                            "C.UTF-8",
-		"_HANDLER":                        "bootstrap",
-		"AWS_LAMBDA_FUNCTION_NAME":        f.spec.Name,
-		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
-		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(f.spec.Timeout),
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(f.spec.MemorySize),
-		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + f.spec.Name,
-		"AWS_LAMBDA_LOG_STREAM_NAME":      "local",
-		"AWS_REGION":                      localRegion,
-		"AWS_DEFAULT_REGION":              localRegion,
-		// The role's session, as Lambda hands it to a function.
-		"AWS_ACCESS_KEY_ID":                creds.AccessKeyID,
-		"AWS_SECRET_ACCESS_KEY":            creds.SecretAccessKey,
-		"AWS_SESSION_TOKEN":                creds.SessionToken,
-		"AWS_CONFIG_FILE":                  os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE":      os.DevNull,
-		"AWS_EC2_METADATA_DISABLED":        "true",
-		"AWS_ENDPOINT_URL_DYNAMODB":        s.ddbURL,
-		"AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.URL,
-		"AWS_XRAY_DAEMON_ADDRESS":          s.xray.Addr(),
-		"AWS_XRAY_CONTEXT_MISSING":         "LOG_ERROR",
-		// Locally every span goes both ways, with the same ids, when the
-		// functions link OpenTelemetry (withTracingFlavour).
-		audit.EnvTracing:      audit.TracingBoth,
-		audit.EnvOTLPEndpoint: s.otlp.URL(),
-	}
+	env := s.lambdaEnvironment(f.spec.Name, credentialsOf(id), f.spec.Timeout, f.spec.MemorySize)
+	env["_HANDLER"] = "bootstrap"
 	if !audit.OTelBuilt && !slices.Contains(f.spec.BuildTags, otelTag) {
 		env[audit.EnvTracing] = audit.TracingXRay
 	}
@@ -618,6 +587,43 @@ func (s *Stack) prepareFunction(f *function) error {
 	return nil
 }
 
+// lambdaEnvironment is what Lambda sets for function name running as the
+// role whose session creds are, and what points the SDKs at the local
+// services: the base of every function's environment and the gateway's.
+// Nothing else of the caller's environment is passed on, so a developer's
+// AWS profile can never reach a function.
+func (s *Stack) lambdaEnvironment(name string, creds aws.Credentials, timeout, memory int) map[string]string {
+	env := map[string]string{
+		"PATH":                            os.Getenv("PATH"),
+		"TZ":                              "UTC",
+		"LANG":                            "C.UTF-8",
+		"AWS_LAMBDA_FUNCTION_NAME":        name,
+		"AWS_LAMBDA_FUNCTION_VERSION":     "$LATEST",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT":     strconv.Itoa(timeout),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": strconv.Itoa(memory),
+		"AWS_LAMBDA_LOG_GROUP_NAME":       "/aws/lambda/" + name,
+		"AWS_LAMBDA_LOG_STREAM_NAME":      "local",
+		"AWS_REGION":                      localRegion,
+		"AWS_DEFAULT_REGION":              localRegion,
+		// The role's session, as Lambda hands it to a function.
+		"AWS_ACCESS_KEY_ID":                creds.AccessKeyID,
+		"AWS_SECRET_ACCESS_KEY":            creds.SecretAccessKey,
+		"AWS_SESSION_TOKEN":                creds.SessionToken,
+		"AWS_CONFIG_FILE":                  os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE":      os.DevNull,
+		"AWS_EC2_METADATA_DISABLED":        "true",
+		"AWS_ENDPOINT_URL_DYNAMODB":        s.ddbURL,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": s.secrets.URL,
+		"AWS_XRAY_DAEMON_ADDRESS":          s.xray.Addr(),
+		"AWS_XRAY_CONTEXT_MISSING":         "LOG_ERROR",
+		// Locally every span goes both ways, with the same ids, when the
+		// functions link OpenTelemetry (withTracingFlavour).
+		audit.EnvTracing:      audit.TracingBoth,
+		audit.EnvOTLPEndpoint: s.otlp.URL(),
+	}
+	return env
+}
+
 // otelTag is the build tag that links the OpenTelemetry emitter (audit).
 const otelTag = "mcpfn_otel"
 
@@ -625,7 +631,7 @@ const otelTag = "mcpfn_otel"
 // when this process links OpenTelemetry itself (built with -tags
 // mcpfn_otel, as `make test` runs this package's tests): the stack's
 // functions are then the tracing flavour and send their spans to the OTLP
-// stand-in as the in-process gateway does. Otherwise they are built as
+// stand-in, as the gateway then does. Otherwise they are built as
 // deployed by default, X-Ray only (docs/tracing.md).
 func withTracingFlavour(tags []string) []string {
 	if !audit.OTelBuilt || slices.Contains(tags, otelTag) {
@@ -657,148 +663,6 @@ func (s *Stack) track(e *emulator) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.emus = append(s.emus, e)
-}
-
-// startGateway runs the gateway in this process, configured from the
-// template's GatewayFunction environment (see gatewayConfig).
-func (s *Stack) startGateway(ctx context.Context, env map[string]string, toolFns map[string]string, specs []FunctionSpec, ln net.Listener) error {
-	invokeURL := s.invokeURL
-	if len(s.cfg.GatewayEnv) > 0 {
-		env = maps.Clone(env)
-		maps.Copy(env, s.cfg.GatewayEnv)
-		if u := env["AWS_ENDPOINT_URL_LAMBDA"]; u != "" {
-			invokeURL = u
-		}
-	}
-	cfg, err := s.gatewayConfig(env)
-	if err != nil {
-		return err
-	}
-	cfg.Functions = map[string]string{}
-	for tool, fn := range toolFns {
-		cfg.Functions[tool] = fn
-	}
-	if cfg.KeySecrets == nil {
-		cfg.KeySecrets = map[string]string{}
-	}
-	for _, sp := range specs {
-		if sp.Tool != "" {
-			cfg.Functions[sp.Tool] = sp.Name
-			cfg.KeySecrets[sp.Tool] = sp.Env[calltoken.EnvKeySecret]
-		}
-	}
-	// The gateway's calls are its role's.
-	cfg.KeySecretsAPI = s.secretsManagerAs(s.iam.gateway)
-	cfg.Tools = s.tools
-	// A function defined in the template without a tool in the catalog
-	// (or the reverse) is the gateway's configuration error to report.
-	cfg.Lambda = lambda.New(lambda.Options{
-		Region:       localRegion,
-		BaseEndpoint: aws.String(invokeURL),
-		Credentials:  staticCredentials(s.iam.gateway),
-		// As the gateway configures its own client: a throttle or a 5xx
-		// is retried soon or not at all, the caller is waiting.
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = cfg.InvokeAttempts
-			if o.MaxAttempts == 0 {
-				o.MaxAttempts = 2
-			}
-			o.MaxBackoff = 400 * time.Millisecond
-		}),
-	})
-	em, err := audit.NewXRayEmitter(s.xray.Addr())
-	if err != nil {
-		return err
-	}
-	// As the functions: MCPFN_TRACING=both (X-Ray only in a build
-	// without OpenTelemetry).
-	var spans audit.SpanEmitter = em
-	if audit.OTelBuilt {
-		if s.gwOTel, err = audit.NewOTelEmitter(ctx, audit.OTelConfig{Endpoint: s.otlp.URL(), Service: gatewayID}); err != nil {
-			return err
-		}
-		spans = audit.Tee{em, s.gwOTel}
-	}
-	cfg.Spans = spans
-	if s.auditTable != "" {
-		cfg.Recorder = audit.New(audit.Config{Table: s.auditTable, Client: s.dynamoDBAs(s.iam.gateway, s.ddbURL), Emitter: spans})
-	}
-	if s.gwLog, err = os.OpenFile(s.LogPath(gatewayID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-		return fmt.Errorf("localtest: %w", err)
-	}
-	cfg.Logger = slog.New(slog.NewJSONHandler(s.gwLog, nil))
-	if cfg.PayloadsBucket != "" {
-		// The claim check's bucket, reached as the gateway's role.
-		cfg.Payloads = s.s3As(s.iam.gateway)
-	}
-	if s.gw, err = gateway.New(cfg); err != nil {
-		return err
-	}
-	s.mcpSrv = &http.Server{Handler: lambdaTracing(s.gw, gatewayID, em), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.mcpSrv.Serve(ln) }()
-	return nil
-}
-
-// gatewayConfig turns the GatewayFunction's template environment into a
-// gateway.Config with the gateway's own parser (gateway.ConfigFrom), after
-// replacing what only makes sense deployed: auth is jwt against the local
-// issuer, the host is the loopback listener, and the tool → function map is
-// applied by the caller. Every MCPFN_ variable the template sets must be one
-// the gateway knows, so a variable added to the template fails the local
-// stack loudly instead of being silently ignored (local and deployed must
-// not drift).
-func (s *Stack) gatewayConfig(env map[string]string) (gateway.Config, error) {
-	known := map[string]bool{
-		gateway.EnvToolFunctions: true, gateway.EnvAuthMode: true, gateway.EnvJWTIssuer: true,
-		gateway.EnvJWTAudience: true, gateway.EnvJWTJWKSURL: true, gateway.EnvIAMScopes: true,
-		gateway.EnvAllowedHosts: true, gateway.EnvAllowedOrigins: true, gateway.EnvResourceURL: true,
-		gateway.EnvInvokeTimeout: true, gateway.EnvMaxBodyBytes: true, gateway.EnvInvokeAttempts: true,
-		gateway.EnvMaxBatch: true, gateway.EnvMCPPath: true, gateway.EnvListenAddr: true,
-		gateway.EnvMaxInvokes: true, gateway.EnvMaxRequestInvokes: true, gateway.EnvIAMSessionSubjects: true,
-		// The audit table: the gateway writes the rows of calls the
-		// functions never saw; the stack binds its auditor to DynamoDB
-		// Local (startGateway).
-		audit.EnvTable: true, audit.EnvRetentionDays: true, audit.EnvEntityDimension: true,
-		audit.EnvTracing:        true,
-		calltoken.EnvKeySecrets: true, calltoken.EnvGrace: true,
-		taskstore.EnvTable: true, taskstore.EnvTTL: true, taskstore.EnvPollIntervalMs: true,
-		gateway.EnvTaskRunWindow: true,
-		// The payloads bucket: its local name, in the S3 stand-in, reached
-		// with the gateway's role (startGateway).
-		samgen.EnvPayloadsBucket: true, gateway.EnvInlineResultBytes: true,
-		gateway.EnvResultLinkTTL: true, gateway.EnvResultLinks: true,
-		// The session key: the stack's Secrets Manager stand-in serves
-		// every secret of the template (KeySecretsAPI, startGateway).
-		gateway.EnvSessionKeySecret: true,
-	}
-	var errs []error
-	local := make(map[string]string, len(env))
-	for _, k := range sortedKeys(env) {
-		if strings.HasPrefix(k, "MCPFN_") && !known[k] {
-			errs = append(errs, fmt.Errorf("localtest: template.yaml sets %s on the gateway and the local stack does not know how to apply it; teach localtest/stack.go gatewayConfig", k))
-		}
-		local[k] = env[k]
-	}
-	if p := local[gateway.EnvMCPPath]; p != "" && p != "/mcp" {
-		errs = append(errs, fmt.Errorf("%s=%q: the local stack serves /mcp (DESIGN.md §5)", gateway.EnvMCPPath, p))
-	}
-	local[gateway.EnvAuthMode] = string(gateway.AuthJWT)
-	local[gateway.EnvJWTIssuer] = s.iss.url
-	local[gateway.EnvJWTAudience] = Audience
-	local[gateway.EnvJWTJWKSURL] = s.iss.jwksURL()
-	// The auditor is bound by the stack, to DynamoDB Local: ConfigFrom
-	// would build one from the process's AWS configuration.
-	for _, k := range []string{gateway.EnvToolFunctions, gateway.EnvAllowedHosts, gateway.EnvResourceURL, gateway.EnvListenAddr, gateway.EnvMCPPath, audit.EnvTable, taskstore.EnvTable} {
-		delete(local, k)
-	}
-	cfg, err := gateway.ConfigFrom(func(k string) string { return local[k] })
-	// The tasks table too is bound by the stack, to DynamoDB Local.
-	if t := s.tables[tasksTableID]; t != "" {
-		_, opts, oerr := taskstore.OptionsFromEnv(func(k string) string { return env[k] })
-		err = errors.Join(err, oerr)
-		cfg.Tasks = taskstore.New(s.dynamoDBAs(s.iam.gateway, s.ddbURL), t, opts)
-	}
-	return cfg, errors.Join(append(errs, err)...)
 }
 
 // startViewer serves the audit viewer over the stack's audit table (through
@@ -925,13 +789,17 @@ func (s *Stack) ReadyLine() string {
 	return "READY mcp=" + s.mcpURL + " token=" + s.token
 }
 
-// Processes returns the pids of every emulator the stack has started and of
-// every process those started (the functions' bootstraps), alive or not.
+// Processes returns the pids of the gateway, of every emulator the stack
+// has started and of every process those started (the functions'
+// bootstraps), alive or not.
 func (s *Stack) Processes() []int {
 	s.mu.Lock()
 	emus := append([]*emulator(nil), s.emus...)
 	s.mu.Unlock()
 	var out []int
+	if pid := s.gwProc.pid(); pid != 0 {
+		out = append(out, pid)
+	}
 	for _, e := range emus {
 		out = append(out, e.pids()...)
 	}
@@ -963,17 +831,12 @@ func (s *Stack) Close() error {
 		var errs []error
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if s.mcpSrv != nil {
-			_ = s.mcpSrv.Shutdown(ctx)
-		}
+		s.gwProc.stop()
 		if s.acSrv != nil {
 			_ = s.acSrv.Shutdown(ctx)
 		}
 		if s.viewerSrv != nil {
 			_ = s.viewerSrv.Close()
-		}
-		if s.gw != nil {
-			_ = s.gw.Close()
 		}
 		if s.invokeSrv != nil {
 			_ = s.invokeSrv.Close()
@@ -997,11 +860,6 @@ func (s *Stack) Close() error {
 		if s.xray != nil {
 			_ = s.xray.Close()
 		}
-		if s.gwOTel != nil {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_ = s.gwOTel.Shutdown(sctx)
-			cancel()
-		}
 		if s.otlp != nil {
 			_ = s.otlp.Close()
 		}
@@ -1016,7 +874,7 @@ func (s *Stack) Close() error {
 		if s.iam != nil && s.iam.logFile != nil {
 			_ = s.iam.logFile.Close()
 		}
-		for _, f := range []*os.File{s.xrayFile, s.otlpFile, s.gwLog, s.acLog, s.ddbLog, s.routerF} {
+		for _, f := range []*os.File{s.xrayFile, s.otlpFile, s.acLog, s.ddbLog, s.routerF} {
 			if f != nil {
 				_ = f.Close()
 			}

@@ -119,7 +119,7 @@ func (n *localNames) intProperty(logicalID, prop string, def int) int {
 }
 
 // templateFunctions lists the template's functions the stack runs: every
-// AWS::Serverless::Function except the gateway (which runs in-process),
+// AWS::Serverless::Function except the gateway (mcpfn's own, gateway.go),
 // named by logical ID. A tool function's package is the one the catalog
 // names; the AgentCore interceptor is mcpfn's own, with the catalog beside
 // it as deployed; any other function is functions/<dir>, as `mcpfn build`

@@ -105,14 +105,25 @@ Resources:
 	}
 }
 
-func TestGatewayConfigRejectsUnknownSettings(t *testing.T) {
+// The gateway's settings are what the gateway itself parses (gateway.
+// ConfigFrom, as its process does): the template's, with auth jwt against
+// the local issuer, and an unknown MCPFN_ variable is an error.
+func TestGatewaySettingsRejectUnknownVariables(t *testing.T) {
 	s := &Stack{iss: &issuer{url: "http://127.0.0.1:1"}}
-	cfg, err := s.gatewayConfig(map[string]string{gateway.EnvInvokeTimeout: "25s", gateway.EnvAuthMode: "iam"})
-	if err != nil || cfg.InvokeTimeout.String() != "25s" || cfg.Auth != gateway.AuthJWT {
-		t.Errorf("config %+v, %v: want 25s and jwt", cfg, err)
+	env, err := s.gatewaySettings(map[string]string{gateway.EnvInvokeTimeout: "25s", gateway.EnvAuthMode: "iam"}, map[string]string{"t": "F"}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.gatewayConfig(map[string]string{"MCPFN_SOMETHING_NEW": "x"}); err == nil || !strings.Contains(err.Error(), "MCPFN_SOMETHING_NEW") {
+	cfg, err := gateway.ConfigFrom(func(k string) string { return env[k] })
+	if err != nil || cfg.InvokeTimeout.String() != "25s" || cfg.Auth != gateway.AuthJWT || cfg.JWT.Issuer != "http://127.0.0.1:1" || cfg.Functions["t"] != "F" {
+		t.Errorf("config %+v, %v: want 25s, jwt against the local issuer, t → F", cfg, err)
+	}
+	if _, err := s.gatewaySettings(map[string]string{"MCPFN_SOMETHING_NEW": "x"}, nil, nil); err == nil || !strings.Contains(err.Error(), "MCPFN_SOMETHING_NEW") {
 		t.Errorf("unknown setting: %v, want an error naming it", err)
+	}
+	s.cfg.GatewayEnv = map[string]string{"MCPFN_ANOTHER": "x"}
+	if _, err := s.gatewaySettings(nil, nil, nil); err == nil || !strings.Contains(err.Error(), "MCPFN_ANOTHER") {
+		t.Errorf("unknown setting in GatewayEnv: %v, want an error naming it", err)
 	}
 }
 

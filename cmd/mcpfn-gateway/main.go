@@ -3,8 +3,9 @@
 // (mcpfn-tools.json, written by `mcpfn template`), every tools/call
 // forwarded to the tool's own Lambda function. `mcpfn build GatewayFunction`
 // builds it with the project's catalog. On Lambda it serves a
-// RESPONSE_STREAM Function URL; elsewhere it listens on MCPFN_LISTEN_ADDR
-// (default 127.0.0.1:8080). Configuration: docs/gateway.md.
+// RESPONSE_STREAM Function URL; under `mcpfn local` it serves the socket the
+// local stack hands it (internal/localgateway); elsewhere it listens on
+// MCPFN_LISTEN_ADDR (default 127.0.0.1:8080). Configuration: docs/gateway.md.
 package main
 
 import (
@@ -12,12 +13,17 @@ import (
 
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/gateway"
+	"github.com/mcpfn/mcpfn/internal/localgateway"
 )
 
 func main() {
 	cfg, err := gateway.ConfigFromEnv()
 	if err != nil {
 		log.Fatal(err)
+	}
+	local := localgateway.Requested()
+	if local {
+		cfg.Logger = localgateway.Logger()
 	}
 	if cfg.Tools, err = catalog.ToolsFromEnv(); err != nil {
 		log.Fatal(err)
@@ -26,10 +32,16 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if gateway.IsLambda() {
+	switch {
+	case gateway.IsLambda():
 		gateway.StartLambda(g)
+	case local:
+		err = localgateway.Serve(g)
+		_ = g.Close()
+	default:
+		err = g.ListenAndServe("")
 	}
-	if err := g.ListenAndServe(""); err != nil {
+	if err != nil {
 		log.Fatal(err)
 	}
 }

@@ -253,3 +253,48 @@ func TestNoCORSForWebPages(t *testing.T) {
 		}
 	}
 }
+
+// TestHeapLimitIsConfigurable: the JVM's -Xmx is Options.MaxHeap, or
+// MCPFN_DYNAMODB_LOCAL_HEAP when set (the operator's word wins), or 512m;
+// a value java would refuse is an error that names where it came from,
+// before any JVM starts. The shared emulator runs with the flag.
+func TestHeapLimitIsConfigurable(t *testing.T) {
+	for _, c := range []struct{ env, opt, want, err string }{
+		{want: "-Xmx" + dynamolocal.DefaultMaxHeap},
+		{opt: "2g", want: "-Xmx2g"},
+		{opt: "1536m", want: "-Xmx1536m"},
+		{env: "3g", opt: "2g", want: "-Xmx3g"},
+		{env: "lots", err: dynamolocal.EnvMaxHeap},
+		{opt: "2gb", err: "Options.MaxHeap"},
+		{opt: "-1g", err: "Options.MaxHeap"},
+		{opt: "g", err: "Options.MaxHeap"},
+	} {
+		t.Setenv(dynamolocal.EnvMaxHeap, c.env)
+		got, err := dynamolocal.MaxHeapFlag(dynamolocal.Options{MaxHeap: c.opt})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("env %q, MaxHeap %q: %q, %v; want an error naming %s", c.env, c.opt, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("env %q, MaxHeap %q: %q, %v; want %s", c.env, c.opt, got, err, c.want)
+		}
+	}
+	t.Setenv(dynamolocal.EnvMaxHeap, "")
+	if _, err := dynamolocal.Start(t.Context(), dynamolocal.Options{MaxHeap: "plenty"}); err == nil || !strings.Contains(err.Error(), "plenty") {
+		t.Errorf("Start with MaxHeap plenty: %v", err)
+	}
+
+	if runtime.GOOS != "linux" || os.Getenv(dynamolocal.EndpointEnv) != "" {
+		return
+	}
+	srv := dynamolocal.ForTest(t)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", srv.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cmdline), "\x00-Xmx") {
+		t.Errorf("the emulator runs without a heap limit: %q", cmdline)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,7 +43,26 @@ type Options struct {
 	// Progress receives the lines of a first run's install (what, where,
 	// how long); nil discards them.
 	Progress io.Writer
+	// MaxHeap is the JVM's heap limit, as java's -Xmx takes it ("512m",
+	// "2g"). $MCPFN_DYNAMODB_LOCAL_HEAP, when set, wins; empty means
+	// DefaultMaxHeap. Tables live in SQLite's native memory, not the heap,
+	// but the emulator answers a Scan or Query page only after loading
+	// every item the whole request could return into the heap: a plain
+	// Scan of a table past the limit fails with InternalFailure (an
+	// OutOfMemoryError in its log; about 70,000 audit rows at 512m), and
+	// takes time quadratic in the table. A Scan split in segments
+	// (TotalSegments) loads one segment at a time.
+	MaxHeap string
 }
+
+// EnvMaxHeap sets the emulator's heap limit (java -Xmx syntax: "2g",
+// "1536m") for every start, whatever the caller asked.
+const EnvMaxHeap = "MCPFN_DYNAMODB_LOCAL_HEAP"
+
+// DefaultMaxHeap is the heap limit when neither Options.MaxHeap nor
+// EnvMaxHeap says otherwise: enough for a test binary's tables, small enough
+// that several test binaries' emulators running at once stay modest.
+const DefaultMaxHeap = "512m"
 
 // ErrJavaNotFound is returned by Start when no `java` is on PATH.
 var ErrJavaNotFound = errors.New("dynamolocal: java not found on PATH (DynamoDB Local needs a Java 17+ runtime)")
@@ -75,10 +95,26 @@ const corsOrigin = "https://dynamodb-local.invalid"
 // jvmFlags trade the emulator's peak speed for start-up time, which is what
 // tests wait on: the C1 compiler alone (no C2 warm-up competing for the two
 // cores) and the serial collector start a loaded machine's JVM two to three
-// times faster. The heap cap keeps several concurrent test binaries'
-// emulators from each sizing their heap to a quarter of the RAM; tables live
-// in SQLite's native memory, not the heap.
-var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m"}
+// times faster. The heap cap (maxHeapFlag) keeps several concurrent test
+// binaries' emulators from each sizing their heap to a quarter of the RAM.
+var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
+
+// maxHeapFlag is the -Xmx flag of opts (EnvMaxHeap first), or an error
+// naming a value java would refuse.
+func maxHeapFlag(opts Options) (string, error) {
+	v, from := strings.TrimSpace(os.Getenv(EnvMaxHeap)), EnvMaxHeap
+	if v == "" {
+		v, from = opts.MaxHeap, "Options.MaxHeap"
+	}
+	if v == "" {
+		v = DefaultMaxHeap
+	}
+	digits := strings.TrimRight(strings.ToLower(v), "kmg")
+	if n, err := strconv.Atoi(digits); err != nil || n <= 0 || len(v)-len(digits) > 1 {
+		return "", fmt.Errorf("dynamolocal: %s=%q: want a heap size as java -Xmx takes it, e.g. 2g or 1536m", from, v)
+	}
+	return "-Xmx" + v, nil
+}
 
 // Start launches DynamoDB Local in memory and returns once it answers
 // ListTables. The emulator runs in its own process group, which Stop kills as
@@ -92,6 +128,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, ErrJavaNotFound
+	}
+	heap, err := maxHeapFlag(opts)
+	if err != nil {
+		return nil, err
 	}
 	jarDir := opts.JarDir
 	if jarDir == "" {
@@ -126,7 +166,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				return nil, err
 			}
 		}
-		s, err := start(ctx, java, jarDir, port, opts.Stdout)
+		s, err := start(ctx, java, jarDir, heap, port, opts.Stdout)
 		if err == nil || i >= attempts || ctx.Err() != nil || !errors.Is(err, errExitedEarly) {
 			return s, err
 		}
@@ -135,7 +175,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 var errExitedEarly = errors.New("exited before answering")
 
-func start(ctx context.Context, java, jarDir string, port int, stdout io.Writer) (*Server, error) {
+func start(ctx context.Context, java, jarDir, heap string, port int, stdout io.Writer) (*Server, error) {
 	began := time.Now()
 	s := &Server{
 		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
@@ -146,7 +186,7 @@ func start(ctx context.Context, java, jarDir string, port int, stdout io.Writer)
 	if stdout != nil {
 		out = io.MultiWriter(stdout, s.output)
 	}
-	args := append(slices.Clip(jvmFlags),
+	args := append(slices.Clip(jvmFlags), heap,
 		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"),
 		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
 		"-inMemory", "-sharedDb", "-disableTelemetry",
@@ -239,6 +279,15 @@ func (s *Server) client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 		BaseEndpoint: aws.String(s.endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", ""),
 	}, append([]func(*dynamodb.Options){ddbcrc.Option}, optFns...)...)
+}
+
+// PID is the JVM's process id (0 for an external endpoint), for a caller
+// that watches its memory.
+func (s *Server) PID() int {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Stop kills the emulator's whole process group and waits for it to exit.

@@ -1,8 +1,11 @@
 // Package otlpstandin is a stand-in for an OpenTelemetry collector's
 // OTLP/HTTP trace receiver: it accepts POST /v1/traces, decodes the
 // ExportTraceServiceRequest (protobuf, or the OTLP JSON encoding) with the
-// OpenTelemetry proto packages, and keeps every span, optionally appending
-// each as one JSON line to a writer (the local stack's .local/otlp.jsonl).
+// OpenTelemetry proto packages, and appends each span as one JSON line to a
+// writer (the local stack's .local/otlp.jsonl). The writer is the record;
+// memory holds only the latest spans (SetRetain, default 4,096), which is
+// what tests wait on, so a receiver serving for hours stays the size it was
+// after a minute.
 //
 // Lines carry ids in hex, as the OTLP JSON encoding and every trace UI
 // spell them, so they join with audit rows and X-Ray documents by plain
@@ -23,6 +26,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/recent"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -67,8 +72,9 @@ type Receiver struct {
 	ln  net.Listener
 	srv *http.Server
 
-	mu      sync.Mutex
-	spans   []Span
+	mu sync.Mutex
+	// spans are the latest spans received; the output has them all.
+	spans   *recent.Window[Span]
 	out     io.Writer
 	changed chan struct{}
 	closed  bool
@@ -83,7 +89,7 @@ func Listen(addr string) (*Receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otlpstandin: %w", err)
 	}
-	r := &Receiver{ln: ln, changed: make(chan struct{})}
+	r := &Receiver{ln: ln, changed: make(chan struct{}), spans: recent.New[Span](0)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", r.handle)
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -100,6 +106,23 @@ func (r *Receiver) SetOutput(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.out = w
+}
+
+// SetRetain sets how many of the latest spans the receiver keeps in memory
+// for Spans and WaitFor (n <= 0: the default, 4,096). Older ones are only
+// in the output.
+func (r *Receiver) SetRetain(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spans.Resize(n)
+}
+
+// Received counts the spans accepted since Listen, whether or not they are
+// still held.
+func (r *Receiver) Received() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.spans.Next()
 }
 
 func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
@@ -187,7 +210,9 @@ func (r *Receiver) accept(msg *collectortrace.ExportTraceServiceRequest) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.spans = append(r.spans, got...)
+	for _, s := range got {
+		r.spans.Add(s)
+	}
 	if r.out != nil {
 		for _, s := range got {
 			line, err := json.Marshal(s)
@@ -253,11 +278,12 @@ func anyValue(v *commonpb.AnyValue) any {
 	return nil
 }
 
-// Spans returns the spans received so far, in arrival order.
+// Spans returns the spans held (the latest received, see SetRetain), in
+// arrival order.
 func (r *Receiver) Spans() []Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Span(nil), r.spans...)
+	return r.spans.All()
 }
 
 // Rejected counts the requests refused so far and says why the latest was.
@@ -267,14 +293,15 @@ func (r *Receiver) Rejected() (int, string) {
 	return r.bad, r.lastBad
 }
 
-// WaitFor returns the first span, received before or during the call, for
-// which match is true, waiting until ctx is done or the receiver closes.
+// WaitFor returns the first span, received before (and still held, see
+// SetRetain) or during the call, for which match is true, waiting until ctx
+// is done or the receiver closes.
 func (r *Receiver) WaitFor(ctx context.Context, match func(Span) bool) (Span, error) {
-	seen := 0
+	var seen uint64
 	for {
 		r.mu.Lock()
-		spans := r.spans[seen:]
-		seen = len(r.spans)
+		spans, next, _ := r.spans.Since(seen)
+		seen = next
 		changed, closed := r.changed, r.closed
 		r.mu.Unlock()
 		for _, s := range spans {

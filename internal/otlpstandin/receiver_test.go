@@ -136,3 +136,35 @@ func TestReceiverRejectsWhatIsNotOTLP(t *testing.T) {
 		t.Errorf("rejected %d, spans %d", n, len(r.Spans()))
 	}
 }
+
+// The output is the record and memory holds the latest spans only.
+func TestMemoryHoldsTheLatestSpans(t *testing.T) {
+	r, err := otlpstandin.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	r.SetOutput(&out) // written under the receiver's lock, read after the requests
+	r.SetRetain(2)
+	for i := range 5 {
+		req := request()
+		req.ResourceSpans[0].ScopeSpans[0].Spans[0].SpanId = []byte{0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 3, byte(i)}
+		pb, _ := proto.Marshal(req)
+		resp, err := http.Post(r.URL()+"/v1/traces", "application/x-protobuf", bytes.NewReader(pb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	var ids []string
+	for _, s := range r.Spans() {
+		ids = append(ids, s.SpanID)
+	}
+	if strings.Join(ids, " ") != "aabbccdd01020303 aabbccdd01020304" {
+		t.Errorf("held %v, want the latest two", ids)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 5 || r.Received() != 5 {
+		t.Errorf("output has %d lines, Received %d: want every span, 5", n, r.Received())
+	}
+}

@@ -240,7 +240,11 @@ func keepChecksums(r *http.Request, op *operation) bool {
 	case "PutObject":
 		return true
 	case "GetObject", "HeadObject":
-		return strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && r.Header.Get("Range") == ""
+		mode := r.Header.Get("X-Amz-Checksum-Mode")
+		if mode == "" {
+			mode = r.URL.Query().Get("X-Amz-Checksum-Mode") // presigned
+		}
+		return strings.EqualFold(mode, "ENABLED") && r.Header.Get("Range") == ""
 	}
 	return false
 }

@@ -354,6 +354,22 @@ func TestPresignedURLsAreServedUntilTheyExpire(t *testing.T) {
 	if status, body, _ := fetch(req.URL, nil); status != 200 || body != string(result) {
 		t.Fatalf("the presigned URL: %d %s", status, body)
 	}
+	// Presigned by a client built with config.LoadDefaultConfig (the
+	// gateway's): it validates checksums when supported, which signs
+	// X-Amz-Checksum-Mode into the URL; S3 serves it, with the checksum.
+	validating := w.client(w.gateway, w.tlsURL)
+	validating = s3.New(validating.Options(), func(o *s3.Options) { o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported })
+	creq, err := s3.NewPresignClient(validating).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("note_add/results/c1/a1"), VersionId: out.VersionId},
+		s3.WithPresignExpires(5*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(creq.URL, "X-Amz-Checksum-Mode=ENABLED") {
+		t.Fatalf("the SDK no longer signs the checksum mode into the URL: %s", creq.URL)
+	}
+	if status, body, h := fetch(creq.URL, nil); status != 200 || body != string(result) || h.Get("X-Amz-Checksum-Sha256") == "" {
+		t.Fatalf("the presigned URL with X-Amz-Checksum-Mode: %d %s, checksum %q", status, body, h.Get("X-Amz-Checksum-Sha256"))
+	}
 	status, body, h := fetch(req.URL, http.Header{"Origin": {"https://chat.example"}, "Sec-Fetch-Site": {"cross-site"}})
 	if status != 200 || body != string(result) || h.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("from a browser: %d %q, Access-Control-Allow-Origin %q", status, body, h.Get("Access-Control-Allow-Origin"))

@@ -49,8 +49,11 @@ func objectARN(bucket, key string) string { return "arn:aws:s3:::" + bucket + "/
 // Query parameters the front understands, by what they address.
 var (
 	presignParams = []string{"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature", "X-Amz-Security-Token"}
-	objectParams  = []string{"versionId", "x-id", "response-content-type", "response-content-language", "response-expires",
-		"response-cache-control", "response-content-disposition", "response-content-encoding"}
+	// X-Amz-Checksum-Mode is the header a presigned GetObject carries in
+	// its query: an SDK that validates checksums when supported (the
+	// default of config.LoadDefaultConfig) signs it into the URL.
+	objectParams = []string{"versionId", "x-id", "response-content-type", "response-content-language", "response-expires",
+		"response-cache-control", "response-content-disposition", "response-content-encoding", "X-Amz-Checksum-Mode"}
 	bucketParams = []string{"x-id", "list-type", "prefix", "delimiter", "max-keys", "marker", "continuation-token", "start-after",
 		"encoding-type", "fetch-owner", "versions", "key-marker", "version-id-marker", "versioning", "location"}
 )

@@ -3,6 +3,10 @@
 // tests can assert on real spans and the local stack can write them to
 // .local/xray.jsonl. It does not forward anything to AWS.
 //
+// The output is the record; memory holds only the latest documents
+// (SetRetain, default 4,096), which is what tests wait on: a daemon that
+// receives for hours holds what it held after a minute.
+//
 // The daemon protocol is one document per datagram: the header line
 // {"format": "json", "version": 1}, a newline, then one segment or
 // subsegment as JSON. Datagrams that break it are counted (Malformed), never
@@ -25,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/mcpfn/mcpfn/audit/xraydoc"
+	"github.com/mcpfn/mcpfn/internal/recent"
 )
 
 // Document is one received segment or subsegment (package xraydoc says
@@ -50,9 +55,9 @@ type Daemon struct {
 	conn *net.UDPConn
 	done chan struct{} // closed when the read loop has ended
 
-	mu        sync.Mutex
-	docs      []Document
-	gen       int // bumped by Reset, so WaitFor knows its index is stale
+	mu sync.Mutex
+	// docs are the latest documents received; the output has them all.
+	docs      *recent.Window[Document]
 	malformed int
 	lastBad   string
 	out       io.Writer
@@ -78,7 +83,7 @@ func Listen(addr string) (*Daemon, error) {
 	// kernel's default socket buffer and be dropped silently. Best effort:
 	// the kernel may cap it.
 	_ = conn.SetReadBuffer(4 << 20)
-	d := &Daemon{conn: conn, done: make(chan struct{}), changed: make(chan struct{})}
+	d := &Daemon{conn: conn, done: make(chan struct{}), changed: make(chan struct{}), docs: recent.New[Document](0)}
 	go d.readLoop()
 	return d, nil
 }
@@ -94,6 +99,23 @@ func (d *Daemon) SetOutput(w io.Writer) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.out = w
+}
+
+// SetRetain sets how many of the latest documents the daemon keeps in
+// memory for Documents, Entities and WaitFor (n <= 0: the default, 4,096).
+// Older ones are only in the output.
+func (d *Daemon) SetRetain(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.docs.Resize(n)
+}
+
+// Received counts the documents accepted since Listen, whether or not
+// they are still held.
+func (d *Daemon) Received() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.docs.Next()
 }
 
 func (d *Daemon) readLoop() {
@@ -121,7 +143,7 @@ func (d *Daemon) receive(datagram []byte) {
 		d.lastBad = err.Error()
 		return
 	}
-	d.docs = append(d.docs, doc)
+	d.docs.Add(doc)
 	if d.out != nil {
 		_, _ = d.out.Write(line)
 	}
@@ -166,15 +188,16 @@ func parseDatagram(datagram []byte) (Document, []byte, error) {
 	return doc, line.Bytes(), nil
 }
 
-// Documents returns the documents received so far, in arrival order, as sent
-// (nested subsegments stay inside their parent; see Entities).
+// Documents returns the documents held (the latest received, see
+// SetRetain), in arrival order, as sent (nested subsegments stay inside
+// their parent; see Entities).
 func (d *Daemon) Documents() []Document {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]Document(nil), d.docs...)
+	return d.docs.All()
 }
 
-// Entities returns every segment and subsegment received so far: each
+// Entities returns every segment and subsegment of the documents held: each
 // document followed by the subsegments nested in it, depth first. Whether an
 // SDK sends a subsegment on its own or inside its parent is its choice (the
 // Go SDK nests completed subsegments when the segment closes, streams them
@@ -183,7 +206,7 @@ func (d *Daemon) Entities() []Document {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var all []Document
-	for _, doc := range d.docs {
+	for _, doc := range d.docs.All() {
 		all = xraydoc.Flatten(all, doc)
 	}
 	return all
@@ -209,8 +232,7 @@ func (d *Daemon) LastMalformed() string {
 func (d *Daemon) Reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.docs = nil
-	d.gen++
+	d.docs.Reset()
 	d.malformed = 0
 	d.lastBad = ""
 }
@@ -218,17 +240,15 @@ func (d *Daemon) Reset() {
 // WaitFor returns the first entity (see Entities: documents and the
 // subsegments nested in them) for which match is true, waiting for new
 // datagrams until ctx is done or the daemon is closed. Entities received
-// before the call count, so there is no race with a sender that was faster
+// before the call count as long as the daemon still holds them (the latest
+// SetRetain documents), so there is no race with a sender that was faster
 // than the test.
 func (d *Daemon) WaitFor(ctx context.Context, match func(Document) bool) (Document, error) {
-	seen, gen := 0, -1
+	var seen uint64
 	for {
 		d.mu.Lock()
-		if gen != d.gen {
-			seen, gen = 0, d.gen
-		}
-		docs := d.docs[seen:]
-		seen = len(d.docs)
+		docs, next, _ := d.docs.Since(seen)
+		seen = next
 		changed, closed := d.changed, d.closed
 		d.mu.Unlock()
 		for _, doc := range docs {

@@ -250,3 +250,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The output is the record and memory holds the latest documents only: a
+// daemon that receives for hours holds what it held after a minute.
+func TestMemoryHoldsTheLatestDocuments(t *testing.T) {
+	d := listen(t)
+	var out lockedBuffer
+	d.SetOutput(&out)
+	d.SetRetain(3)
+	var datagrams []string
+	for i := range 10 {
+		datagrams = append(datagrams, hdr+`{"trace_id":"1-5759e988-bd862e3fe1be46a994272793","id":"70de5b6f19ff9a0`+string(rune('a'+i))+`","name":"doc-`+string(rune('a'+i))+`","start_time":1}`)
+	}
+	send(t, d.Addr(), datagrams...)
+	// A safety net for lost datagrams, not a timing assertion.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := d.WaitFor(ctx, byName("doc-j")); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, doc := range d.Documents() {
+		names = append(names, doc.Name)
+	}
+	if strings.Join(names, " ") != "doc-h doc-i doc-j" {
+		t.Errorf("held %v, want the latest three", names)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 10 || d.Received() != 10 {
+		t.Errorf("output has %d lines, Received %d: want every document, 10", n, d.Received())
+	}
+	// Documents that left memory are no longer matched; held ones are.
+	never, cancelNever := context.WithCancel(ctx)
+	cancelNever()
+	if _, err := d.WaitFor(never, byName("doc-a")); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitFor of a document no longer held: %v", err)
+	}
+	if _, err := d.WaitFor(ctx, byName("doc-h")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,4 +1,4 @@
-package localtest
+package localgateway
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/mcpfn/mcpfn/wire"
 )
 
-// lambdaTracing stands in, for the in-process gateway, for what Lambda does
+// Tracing stands in, for the local gateway, for what Lambda does
 // in front of a function with active tracing (template.yaml sets Tracing:
 // Active): it opens the function's segment — a new trace, or a child of the
 // caller's X-Amzn-Trace-Id when that is well formed — hands the function the
@@ -28,7 +28,7 @@ import (
 // the emulator does not pass the trace header to the runtime (see
 // docs/local.md), and the adapter falls back to the envelope's header,
 // whose parent is the gateway's forward subsegment.
-func lambdaTracing(next http.Handler, name string, spans audit.SpanEmitter) http.Handler {
+func Tracing(next http.Handler, name string, spans audit.SpanEmitter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		root, parent := "", ""
