@@ -27,16 +27,15 @@ import (
 // TestClaimCheckMemory prints docs/benchmarks.md's "Passing a 20 MB
 // result" figures: the memory a broadcast_export of five 4 MiB files (a
 // 21 MB zip) costs the function (its bootstrap's peak RSS) and the
-// gateway, which runs in this process beside the S3 front and the client:
-// the process's peak heap (live and not yet collected) and peak RSS over
-// the call, from a collected heap and a reset peak. With the default 12
-// MiB inline ceiling the archive is a resource_link (followed here); an
-// 8.4 MB one is answered inline under it; with the ceiling raised past
-// the 21 MB archive's base64 the gateway reads that back and answers it
+// gateway, which runs in a process of its own as on Lambda (its peak RSS
+// over the call, from a reset peak), and the client in this process (its
+// peak live heap over the call, from a collected heap). With the default
+// 12 MiB inline ceiling the archive is a resource_link (followed here); an
+// 8.4 MB one is answered inline under it; with the ceiling raised past the
+// 21 MB archive's base64 the gateway reads that back and answers it
 // inline. Each case with a client that hashes the answer as it arrives
-// (the in-process growth is then the gateway's) and with the go-sdk
-// client (which decodes the whole answer). Each case is a stack of its
-// own, so the function's peak RSS is that case's.
+// and with the go-sdk client (which decodes the whole answer). Each case
+// is a stack of its own, so the function's peak RSS is that case's.
 func TestClaimCheckMemory(t *testing.T) {
 	if os.Getenv(benchEnv) == "" {
 		t.Skipf("set %s=1 to measure", benchEnv)
@@ -68,10 +67,10 @@ func TestClaimCheckMemory(t *testing.T) {
 			if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 				fmt.Printf("\n%s — load average: %s", c.name, b)
 			}
-			fmt.Printf("%-32s %8s %10s %12s %10s\n", "client", "answer", "took", "heap peak", "RSS peak")
+			fmt.Printf("%-32s %8s %10s %14s %16s\n", "client", "answer", "took", "gateway RSS", "client heap")
 			for range 3 {
 				for _, client := range []string{"hashing as it reads", "go-sdk"} {
-					m := startMemoryWatch(t)
+					m := startMemoryWatch(t, st.GatewayPID())
 					start := time.Now()
 					var answer int64
 					if client == "go-sdk" {
@@ -80,8 +79,8 @@ func TestClaimCheckMemory(t *testing.T) {
 						answer = exportHashing(t, st, token, channel)
 					}
 					took := time.Since(start)
-					heap, rss := m.stop(t)
-					fmt.Printf("%-32s %7.1fM %10v %+10.1fM %+9.1fM\n", client, float64(answer)/(1<<20), took.Round(time.Millisecond), float64(heap)/(1<<20), float64(rss)/(1<<20))
+					rss, heap := m.stop(t)
+					fmt.Printf("%-32s %7.1fM %10v %+13.1fM %+15.1fM\n", client, float64(answer)/(1<<20), took.Round(time.Millisecond), float64(rss)/(1<<20), float64(heap)/(1<<20))
 				}
 			}
 			peak, n := st.PeakRSS("BroadcastExportFunction")
@@ -227,23 +226,26 @@ func fetchHashing(t *testing.T, st *localtest.Stack, u string) (int64, string) {
 	return n, hex.EncodeToString(h.Sum(nil))
 }
 
-// memoryWatch samples this process's live heap every millisecond from a
-// collected start, and its peak RSS from a reset one.
+// memoryWatch follows one call: the gateway process's peak RSS from a
+// reset peak, and this process's (the client's) live heap, sampled every
+// millisecond from a collected start.
 type memoryWatch struct {
+	gateway           int // pid
 	heapBase, rssBase int64
 	peak              int64
 	done              chan struct{}
 	wg                sync.WaitGroup
 }
 
-func startMemoryWatch(t *testing.T) *memoryWatch {
+func startMemoryWatch(t *testing.T, gateway int) *memoryWatch {
 	t.Helper()
 	runtime.GC()
 	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Skipf("cannot reset the peak RSS: %v", err)
+	// 5 resets the process's peak RSS (VmHWM) to its current RSS.
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", gateway), []byte("5"), 0); err != nil {
+		t.Skipf("cannot reset the gateway's peak RSS: %v", err)
 	}
-	m := &memoryWatch{heapBase: liveHeap(), rssBase: procStatusMiB(t, "VmRSS:"), done: make(chan struct{})}
+	m := &memoryWatch{gateway: gateway, heapBase: liveHeap(), rssBase: procStatusMiBOf(t, gateway, "VmRSS:"), done: make(chan struct{})}
 	m.peak = m.heapBase
 	m.wg.Go(func() {
 		tick := time.NewTicker(time.Millisecond)
@@ -260,12 +262,12 @@ func startMemoryWatch(t *testing.T) *memoryWatch {
 	return m
 }
 
-// stop returns how far the live heap and the RSS rose above where they
-// started (bytes).
-func (m *memoryWatch) stop(t *testing.T) (heap, rss int64) {
+// stop returns how far the gateway's RSS and this process's live heap rose
+// above where they started (bytes).
+func (m *memoryWatch) stop(t *testing.T) (gatewayRSS, clientHeap int64) {
 	close(m.done)
 	m.wg.Wait()
-	return m.peak - m.heapBase, (procStatusMiB(t, "VmHWM:") - m.rssBase) << 20
+	return (procStatusMiBOf(t, m.gateway, "VmHWM:") - m.rssBase) << 20, m.peak - m.heapBase
 }
 
 func liveHeap() int64 {

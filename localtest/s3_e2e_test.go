@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"net/http"
@@ -451,7 +452,17 @@ func (o *observed) Write(b []byte) (int, error) {
 // procStatusMiB is a size field of /proc/self/status (VmRSS, VmHWM: the
 // peak since clear_refs reset it) in MiB.
 func procStatusMiB(t *testing.T, field string) int64 {
-	f, err := os.Open("/proc/self/status")
+	return procStatusMiBOf(t, 0, field)
+}
+
+// procStatusMiBOf is a field of /proc/<pid>/status in MiB (pid 0: this
+// process).
+func procStatusMiBOf(t *testing.T, pid int, field string) int64 {
+	path := "/proc/self/status"
+	if pid != 0 {
+		path = fmt.Sprintf("/proc/%d/status", pid)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
