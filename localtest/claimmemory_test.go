@@ -83,6 +83,8 @@ func TestClaimCheckMemory(t *testing.T) {
 					fmt.Printf("%-32s %7.1fM %10v %+13.1fM %+15.1fM\n", client, float64(answer)/(1<<20), took.Round(time.Millisecond), float64(rss)/(1<<20), float64(heap)/(1<<20))
 				}
 			}
+			fmt.Printf("gateway process: RSS %d MiB at the end, peak %d MiB since the last call's reset\n",
+				procStatusMiBOf(t, st.GatewayPID(), "VmRSS:"), procStatusMiBOf(t, st.GatewayPID(), "VmHWM:"))
 			peak, n := st.PeakRSS("BroadcastExportFunction")
 			fmt.Printf("BroadcastExportFunction: peak RSS %.1f MiB (largest of %d bootstraps)\n", float64(peak)/(1<<20), n)
 			peak, n = st.PeakRSS("BroadcastAttachFunction")
