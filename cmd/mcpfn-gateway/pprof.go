@@ -3,9 +3,10 @@
 package main
 
 // Built only with -tags mcpfn_pprof (`make bench-gateway` with -cpuprofile
-// builds it so), never into a deployed gateway: net/http/pprof on its own
+// or -coldprofile builds it so), never into a deployed gateway: net/http/pprof on its own
 // listener at MCPFN_PPROF_ADDR, so a CPU profile of the gateway under load
-// can be taken from outside the process without touching the MCP handler.
+// can be taken from outside the process without touching the MCP handler;
+// and, with MCPFN_PPROF_COLD, a profile of its cold start (internal/coldprof).
 
 import (
 	"log"
@@ -13,9 +14,12 @@ import (
 	_ "net/http/pprof" // registers /debug/pprof on http.DefaultServeMux
 	"os"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/coldprof"
 )
 
 func init() {
+	coldprof.Start() // MCPFN_PPROF_COLD: the cold start's profile
 	addr := os.Getenv("MCPFN_PPROF_ADDR")
 	if addr == "" {
 		return
