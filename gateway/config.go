@@ -208,8 +208,6 @@ type Config struct {
 	Signer        *calltoken.Signer
 	KeySecrets    map[string]string
 	KeySecretsAPI calltoken.SecretsAPI
-	// KeyGrace is how long a rotated-out key still verifies (default 1h).
-	KeyGrace time.Duration
 	// SessionKeySecret names the secret (read through KeySecretsAPI at
 	// cold start, its previous version still verifying) whose key MACs the
 	// Mcp-Session-Id the gateway mints for initialize-era clients, so that
@@ -337,13 +335,6 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	cfg.KeySecrets = secrets
-	if v := strings.TrimSpace(getenv(calltoken.EnvGrace)); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a Go duration such as 1h", calltoken.EnvGrace, v))
-		}
-		cfg.KeyGrace = d
-	}
 	if v := strings.TrimSpace(getenv(EnvIAMSessionSubjects)); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -526,7 +517,6 @@ func (c *Config) check() error {
 	if c.Signer == nil && len(c.KeySecrets) == 0 {
 		errs = append(errs, fmt.Errorf("gateway: no call-token keys: set %s (tool=secretId,…) so that every forwarded call is signed", calltoken.EnvKeySecrets))
 	}
-	c.KeyGrace = cmp.Or(c.KeyGrace, calltoken.DefaultGrace)
 	c.Path = cmp.Or(c.Path, defaultMCPPath)
 	if !strings.HasPrefix(c.Path, "/") {
 		errs = append(errs, fmt.Errorf("gateway: path %q must start with /", c.Path))
