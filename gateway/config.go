@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -250,6 +250,10 @@ type Config struct {
 	// working TaskRunWindow plus 15 minutes (Lambda's longest run) after
 	// its last update is reported failed. Default 40m.
 	TaskRunWindow time.Duration
+	// awsConfig is the AWS configuration ConfigFrom loaded for the clients
+	// it built, loaded once at its first call: New's clients share it. Nil
+	// (a Config built by hand): New loads one of its own.
+	awsConfig func() (aws.Config, error)
 	// MaxTasksPerCaller and MaxTasks cap the working tasks of one caller
 	// and of all callers together (a caller's tasks/update that resumes a
 	// task counts too): a task over either is refused with RATE_LIMITED
@@ -370,12 +374,15 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		}
 		cfg.TaskRunWindow = d
 	}
+	// One AWS configuration for every client the gateway builds: the audit
+	// table's, the tasks table's, and New's (awsClients).
+	cfg.awsConfig = loadAWSConfigOnce(context.Background())
 	if table, opts, err := taskstore.OptionsFromEnv(getenv); err != nil {
 		errs = append(errs, err)
 	} else if table != "" {
-		awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+		awsCfg, err := cfg.awsConfig()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("gateway: AWS configuration: %w", err))
+			errs = append(errs, err)
 		} else {
 			cfg.Tasks = taskstore.New(audit.NewDynamoClient(awsCfg), table, opts)
 		}
@@ -409,7 +416,7 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 	cfg.MaxTasksPerCaller, cfg.MaxTasks = int(maxTasksPer), int(maxTasks)
 	var auditor *audit.Auditor
 	if getenv(audit.EnvTable) != "" {
-		a, err := audit.NewFrom(context.Background(), getenv)
+		a, err := audit.NewFrom(context.Background(), getenv, cfg.awsConfig)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
