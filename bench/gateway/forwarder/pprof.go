@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	coldprof.Start() // MCPFN_PPROF_COLD: the cold start's profile
+	coldprof.Start() // MCPFN_PPROF_COLD(_ALLOCS): the cold start's profiles
 	addr := os.Getenv("MCPFN_PPROF_ADDR")
 	if addr == "" {
 		return
