@@ -25,6 +25,15 @@ type Function struct {
 // New builds the Function for tool. Use [Start] in main; use New in tests and
 // to embed the function in another runtime.
 func New(tool *Tool, opts ...Option) *Function {
+	if tool.fwd != nil {
+		// A forwarded tool served (a test's use: it has no handler)
+		// validates with its decoded schemas.
+		full := tool.schemas()
+		if full == nil {
+			panic(fmt.Sprintf("adapter: tool %q: its declaration's schemas do not decode or resolve (ToolFromDeclaration says why)", tool.name))
+		}
+		tool = full
+	}
 	o := options{reserve: DefaultReserve, limits: DefaultLimits(), claim: DefaultClaimCheck(), teardownScopes: []TeardownScope{TeardownCall}}
 	for _, opt := range opts {
 		opt(&o)

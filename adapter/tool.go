@@ -1,8 +1,10 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
 	"encoding"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -163,6 +165,10 @@ type Tool struct {
 	// can skip re-validating the handler's own typed output.
 	outputTrusted bool
 	outNils       *emptyNils // nil: no nil of Out is written empty
+	// fwd: a forwarded tool (ForwardedTool), whose schemas are JSON: the
+	// fields above that hold decoded schemas, or are built from them, and
+	// bind are unset; schemas() builds the tool that has them.
+	fwd *forwarded
 
 	// bind decodes validated arguments into In and returns the handler call
 	// for them. Decoding happens on the caller's goroutine: the handler's
@@ -190,29 +196,47 @@ func MustDefine[In, Out any](d ToolDef[In, Out]) *Tool {
 	return t
 }
 
-func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
-	if !toolName.MatchString(d.Name) {
-		return nil, fmt.Errorf("adapter: tool name %q must match %s", d.Name, toolName)
+// checked is what Define checks of a definition besides its schemas and
+// handler, shared with ForwardedTool.
+type checked struct {
+	tasks  TaskSupport
+	deploy deployNeeds
+}
+
+// check checks the name, task support, argument limit and deployment needs
+// of a definition.
+func check(name string, ts TaskSupport, taskAfterInput bool, maxArgs int, tables []TableAccess, buckets []BucketAccess, timeout time.Duration, memoryMB int) (checked, error) {
+	if !toolName.MatchString(name) {
+		return checked{}, fmt.Errorf("adapter: tool name %q must match %s", name, toolName)
 	}
-	if d.Name == audit.GatewayWriter {
+	if name == audit.GatewayWriter {
 		// Audit rows are keyed "<writer>#<callId>": a tool of this name
 		// could write the gateway's rows (docs/audit.md).
-		return nil, fmt.Errorf("adapter: tool name %q is reserved: the gateway's audit rows are keyed by it", d.Name)
+		return checked{}, fmt.Errorf("adapter: tool name %q is reserved: the gateway's audit rows are keyed by it", name)
 	}
-	tasks, ok := d.TaskSupport.normal()
+	tasks, ok := ts.normal()
 	if !ok {
-		return nil, fmt.Errorf("adapter: tool %q: TaskSupport %q is not forbidden, optional or required", d.Name, d.TaskSupport)
+		return checked{}, fmt.Errorf("adapter: tool %q: TaskSupport %q is not forbidden, optional or required", name, ts)
 	}
-	if d.TaskAfterInput && tasks == TaskForbidden {
-		return nil, fmt.Errorf("adapter: tool %q: TaskAfterInput needs TaskSupport optional or required", d.Name)
+	if taskAfterInput && tasks == TaskForbidden {
+		return checked{}, fmt.Errorf("adapter: tool %q: TaskAfterInput needs TaskSupport optional or required", name)
 	}
-	if d.MaxArgumentBytes < 0 || d.MaxArgumentBytes > MaxArgumentBytesLimit {
-		return nil, fmt.Errorf("adapter: tool %q: MaxArgumentBytes %d: want 0 (the defaults) to %d (what a Function URL request can carry)", d.Name, d.MaxArgumentBytes, MaxArgumentBytesLimit)
+	if maxArgs < 0 || maxArgs > MaxArgumentBytesLimit {
+		return checked{}, fmt.Errorf("adapter: tool %q: MaxArgumentBytes %d: want 0 (the defaults) to %d (what a Function URL request can carry)", name, maxArgs, MaxArgumentBytesLimit)
 	}
-	deploy, err := deployNeedsOf(d.Tables, d.Buckets, d.Timeout, d.MemoryMB)
+	deploy, err := deployNeedsOf(tables, buckets, timeout, memoryMB)
 	if err != nil {
-		return nil, fmt.Errorf("adapter: tool %q: %w", d.Name, err)
+		return checked{}, fmt.Errorf("adapter: tool %q: %w", name, err)
 	}
+	return checked{tasks: tasks, deploy: deploy}, nil
+}
+
+func define[In, Out any](d ToolDef[In, Out]) (*Tool, error) {
+	c, err := check(d.Name, d.TaskSupport, d.TaskAfterInput, d.MaxArgumentBytes, d.Tables, d.Buckets, d.Timeout, d.MemoryMB)
+	if err != nil {
+		return nil, err
+	}
+	tasks, deploy := c.tasks, c.deploy
 	in, err := schemaFor[In](d.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: tool %q input schema: %w", d.Name, err)
@@ -308,16 +332,24 @@ func (t *Tool) Destructive() bool { return t.destructive }
 // Scopes returns the scopes a caller must hold.
 func (t *Tool) Scopes() []string { return append([]string(nil), t.scopes...) }
 
-// InputSchema returns a copy of the input schema.
-func (t *Tool) InputSchema() *jsonschema.Schema { return t.inSchema.CloneSchemas() }
-
-// OutputSchema returns a copy of the output schema; nil for a [Content] tool
-// defined without one.
-func (t *Tool) OutputSchema() *jsonschema.Schema {
-	if t.outSchema == nil {
+// InputSchema returns a copy of the input schema (nil for a forwarded tool
+// whose schema does not decode or resolve: see [ForwardedTool]).
+func (t *Tool) InputSchema() *jsonschema.Schema {
+	s := t.schemas()
+	if s == nil {
 		return nil
 	}
-	return t.outSchema.CloneSchemas()
+	return s.inSchema.CloneSchemas()
+}
+
+// OutputSchema returns a copy of the output schema; nil for a [Content] tool
+// defined without one (and as InputSchema for a forwarded tool).
+func (t *Tool) OutputSchema() *jsonschema.Schema {
+	s := t.schemas()
+	if s == nil || s.outSchema == nil {
+		return nil
+	}
+	return s.outSchema.CloneSchemas()
 }
 
 // MCPTool returns the tool as MCP's tools/list describes it. The gateway and a
@@ -329,7 +361,6 @@ func (t *Tool) MCPTool() *mcp.Tool {
 		Name:        t.name,
 		Title:       t.title,
 		Description: t.description,
-		InputSchema: t.inSchema.CloneSchemas(),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.title,
 			ReadOnlyHint:    t.readOnly,
@@ -338,10 +369,20 @@ func (t *Tool) MCPTool() *mcp.Tool {
 			OpenWorldHint:   &openWorld,
 		},
 	}
-	// A Content tool may have no output schema; a typed nil
-	// in the field would read as a schema to the go-sdk.
-	if t.outSchema != nil {
-		mt.OutputSchema = t.outSchema.CloneSchemas()
+	switch {
+	case t.fwd != nil:
+		// A forwarded tool lists its schemas' JSON as it is.
+		mt.InputSchema = stdjson.RawMessage(bytes.Clone(t.fwd.in))
+		if t.fwd.out != nil {
+			mt.OutputSchema = stdjson.RawMessage(bytes.Clone(t.fwd.out))
+		}
+	default:
+		mt.InputSchema = t.inSchema.CloneSchemas()
+		// A Content tool may have no output schema; a typed nil
+		// in the field would read as a schema to the go-sdk.
+		if t.outSchema != nil {
+			mt.OutputSchema = t.outSchema.CloneSchemas()
+		}
 	}
 	if len(t.scopes) > 0 {
 		mt.Meta = mcp.Meta{"mcpfn/scopes": t.Scopes()}

@@ -96,14 +96,15 @@ func TracingFrom(ctx context.Context, getenv func(string) string, service string
 // with tracing enabled, and/or over OTLP as MCPFN_TRACING says
 // ([TracingFrom]).
 func NewFromEnv(ctx context.Context) (*Auditor, error) {
-	return NewFrom(ctx, os.Getenv)
+	return NewFrom(ctx, os.Getenv, func() (aws.Config, error) { return config.LoadDefaultConfig(ctx) })
 }
 
 // NewFrom is NewFromEnv over any variable source (the gateway's
-// configuration parser reads the template's variables through it locally).
-// The AWS configuration still comes from the process environment.
-func NewFrom(ctx context.Context, getenv func(string) string) (*Auditor, error) {
-	return newFrom(ctx, getenv, func() (aws.Config, error) { return config.LoadDefaultConfig(ctx) })
+// configuration parser reads the template's variables through it locally)
+// with the AWS configuration awsConfig returns, asked for only when auditing
+// is on: a gateway loads one configuration for all its clients.
+func NewFrom(ctx context.Context, getenv func(string) string, awsConfig func() (aws.Config, error)) (*Auditor, error) {
+	return newFrom(ctx, getenv, awsConfig)
 }
 
 // NewFromEnvWith is [NewFromEnv] with the AWS configuration awsConfig

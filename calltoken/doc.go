@@ -17,5 +17,6 @@
 // grace window; [LoadKeyring] loads one from Secrets Manager (the AWSCURRENT
 // and AWSPREVIOUS versions) at cold start, and a [Verifier] loads it again
 // when it is [DefaultKeyMaxAge] old and, rate limited, when a token names a
-// key it does not know.
+// key it does not know. A [Signer] signs with each function's current key
+// and verifies nothing: [LoadSigner] reads the AWSCURRENT versions only.
 package calltoken

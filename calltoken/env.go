@@ -98,18 +98,15 @@ func SignerFromEnv(ctx context.Context, cfg aws.Config, name string, functions m
 	if err != nil {
 		return nil, err
 	}
-	grace, err := graceFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	return LoadSigner(ctx, secretsmanager.NewFromConfig(cfg), name, functions, secrets, grace)
+	return LoadSigner(ctx, secretsmanager.NewFromConfig(cfg), name, functions, secrets)
 }
 
 // LoadSigner builds a signer named name for the tools of functions (tool →
-// function), each with the keys of the secret secrets names for it, loaded
-// concurrently. Every tool needs a secret: a tool the signer cannot sign for
-// could not be called at all.
-func LoadSigner(ctx context.Context, api SecretsAPI, name string, functions, secrets map[string]string, grace time.Duration) (*Signer, error) {
+// function), each with the current key of the secret secrets names for it
+// ([LoadSigningKeyring]: a signer verifies nothing, so it reads no previous
+// version, then or at a reload), loaded concurrently. Every tool needs a
+// secret: a tool the signer cannot sign for could not be called at all.
+func LoadSigner(ctx context.Context, api SecretsAPI, name string, functions, secrets map[string]string) (*Signer, error) {
 	s := NewSigner(name)
 	var (
 		wg   sync.WaitGroup
@@ -123,7 +120,7 @@ func LoadSigner(ctx context.Context, api SecretsAPI, name string, functions, sec
 			continue
 		}
 		wg.Go(func() {
-			load := func(ctx context.Context) (*Keyring, error) { return LoadKeyring(ctx, api, id, grace) }
+			load := func(ctx context.Context) (*Keyring, error) { return LoadSigningKeyring(ctx, api, id) }
 			ring, err := load(ctx)
 			mu.Lock()
 			defer mu.Unlock()

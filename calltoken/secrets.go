@@ -78,6 +78,23 @@ func LoadKeyring(ctx context.Context, api SecretsAPI, secretID string, grace tim
 	return NewKeyring(current, previous.Retired(created.Add(grace))), nil
 }
 
+// LoadSigningKeyring reads a secret's AWSCURRENT version only: the keyring
+// of a signer ([LoadSigner]), which signs with the current key and verifies
+// nothing, so that the previous version — one more Secrets Manager read per
+// function at every cold start and reload — is never of use to it. A
+// function's keyring, which verifies, is [LoadKeyring]'s.
+func LoadSigningKeyring(ctx context.Context, api SecretsAPI, secretID string) (*Keyring, error) {
+	out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretID), VersionStage: aws.String("AWSCURRENT")})
+	if err != nil {
+		return nil, fmt.Errorf("calltoken: reading key secret %s: %w", secretID, err)
+	}
+	current, err := NewKey(secretBytes(out))
+	if err != nil {
+		return nil, fmt.Errorf("calltoken: key secret %s: %w", secretID, err)
+	}
+	return NewKeyring(current), nil
+}
+
 func secretBytes(out *secretsmanager.GetSecretValueOutput) []byte {
 	if out.SecretString != nil {
 		return []byte(*out.SecretString)

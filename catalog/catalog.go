@@ -43,63 +43,105 @@ type Entry struct {
 // Parse reads a catalog and checks it: the version, one entry per tool, each
 // declaration a valid tool.
 func Parse(b []byte) (*File, error) {
-	f, _, err := parse(b)
-	return f, err
+	var f File
+	if err := decode(b, &f); err != nil {
+		return nil, err
+	}
+	if _, err := f.Declared(); err != nil {
+		return nil, err
+	}
+	return &f, nil
 }
 
-// parse is Parse that also returns the tools it declared to check them.
-func parse(b []byte) (*File, []*adapter.Tool, error) {
-	var f File
+// decode decodes a catalog file into f (a File or a forwardedFile) and
+// checks its version.
+func decode[F interface{ version() string }](b []byte, f F) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, nil, fmt.Errorf("catalog: %w", err)
+	if err := dec.Decode(f); err != nil {
+		return fmt.Errorf("catalog: %w", err)
 	}
-	if f.Version != Version {
-		return nil, nil, fmt.Errorf("catalog: version %q, want %q (regenerate it with `mcpfn template`)", f.Version, Version)
+	if v := f.version(); v != Version {
+		return fmt.Errorf("catalog: version %q, want %q (regenerate it with `mcpfn template`)", v, Version)
 	}
-	tools, err := f.Declared()
-	if err != nil {
-		return nil, nil, err
-	}
-	return &f, tools, nil
+	return nil
 }
+
+func (f *File) version() string { return f.Version }
 
 // Load reads the catalog file at path.
 func Load(path string) (*File, error) {
-	f, _, err := load(path)
-	return f, err
+	b, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }
 
-func load(path string) (*File, []*adapter.Tool, error) {
+func read(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("catalog: %s does not exist; `mcpfn template` writes it", path)
+			return nil, fmt.Errorf("catalog: %s does not exist; `mcpfn template` writes it", path)
 		}
-		return nil, nil, fmt.Errorf("catalog: %w", err)
+		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	f, tools, err := parse(b)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, tools, nil
+	return b, nil
 }
 
 // FromEnv loads the catalog a deployed gateway or interceptor was packaged
 // with (see [EnvPath]).
-func FromEnv() (*File, error) {
-	f, _, err := load(envPath())
-	return f, err
+func FromEnv() (*File, error) { return Load(envPath()) }
+
+// forwardedFile is a catalog with each tool's declaration left as its JSON,
+// for [adapter.ForwardedTool]. It has File's fields.
+type forwardedFile struct {
+	Version string `json:"mcpfnCatalog"`
+	Tools   []struct {
+		Function string          `json:"function"`
+		Package  string          `json:"package"`
+		Tool     json.RawMessage `json:"tool"`
+	} `json:"tools"`
 }
 
-// ToolsFromEnv is [FromEnv] followed by [File.Declared], declaring each tool
-// once: loading checks every declaration by building its tool, schemas
-// resolved, and a second Declared would build them all again — work that a
-// gateway's or an interceptor's cold start pays per tool.
+func (f *forwardedFile) version() string { return f.Version }
+
+// ToolsFromEnv loads the catalog a deployed gateway or interceptor was
+// packaged with (see [EnvPath]) and returns its tools, in catalog order, as
+// a front that forwards every call needs them: [adapter.ForwardedTool]s.
+// The file and each declaration are checked as [Load] checks them, except
+// the insides of the schemas, which such a front never validates with (the
+// functions validate with their own) and which `mcpfn template` and `mcpfn
+// build` check when they write and package the catalog: decoding and
+// resolving them was most of a gateway's cold start (issue 21).
 func ToolsFromEnv() ([]*adapter.Tool, error) {
-	_, tools, err := load(envPath())
-	return tools, err
+	path := envPath()
+	b, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	var f forwardedFile
+	if err := decode(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	seen := map[string]bool{}
+	out := make([]*adapter.Tool, 0, len(f.Tools))
+	for _, e := range f.Tools {
+		t, err := adapter.ForwardedTool(e.Tool)
+		if err != nil {
+			return nil, fmt.Errorf("%s: catalog: %w", path, err)
+		}
+		if seen[t.Name()] {
+			return nil, fmt.Errorf("%s: catalog: tool %s is listed twice", path, t.Name())
+		}
+		seen[t.Name()] = true
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 func envPath() string {

@@ -6,6 +6,7 @@
 // each function binary for its declaration ([adapter.EnvDescribe]), writes
 // the catalog and the template from the answers, and both are reviewed and
 // committed together. The deployed gateway and AgentCore interceptor read
-// the catalog file packaged beside their bootstrap ([FromEnv]) — never a
-// running function — so a compromised function cannot change its own scopes.
+// the catalog file packaged beside their bootstrap ([ToolsFromEnv]) — never
+// a running function — so a compromised function cannot change its own
+// scopes.
 package catalog

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -208,8 +208,6 @@ type Config struct {
 	Signer        *calltoken.Signer
 	KeySecrets    map[string]string
 	KeySecretsAPI calltoken.SecretsAPI
-	// KeyGrace is how long a rotated-out key still verifies (default 1h).
-	KeyGrace time.Duration
 	// SessionKeySecret names the secret (read through KeySecretsAPI at
 	// cold start, its previous version still verifying) whose key MACs the
 	// Mcp-Session-Id the gateway mints for initialize-era clients, so that
@@ -252,6 +250,10 @@ type Config struct {
 	// working TaskRunWindow plus 15 minutes (Lambda's longest run) after
 	// its last update is reported failed. Default 40m.
 	TaskRunWindow time.Duration
+	// awsConfig is the AWS configuration ConfigFrom loaded for the clients
+	// it built, loaded once at its first call: New's clients share it. Nil
+	// (a Config built by hand): New loads one of its own.
+	awsConfig func() (aws.Config, error)
 	// MaxTasksPerCaller and MaxTasks cap the working tasks of one caller
 	// and of all callers together (a caller's tasks/update that resumes a
 	// task counts too): a task over either is refused with RATE_LIMITED
@@ -337,13 +339,6 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	cfg.KeySecrets = secrets
-	if v := strings.TrimSpace(getenv(calltoken.EnvGrace)); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a Go duration such as 1h", calltoken.EnvGrace, v))
-		}
-		cfg.KeyGrace = d
-	}
 	if v := strings.TrimSpace(getenv(EnvIAMSessionSubjects)); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -379,12 +374,15 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		}
 		cfg.TaskRunWindow = d
 	}
+	// One AWS configuration for every client the gateway builds: the audit
+	// table's, the tasks table's, and New's (awsClients).
+	cfg.awsConfig = loadAWSConfigOnce(context.Background())
 	if table, opts, err := taskstore.OptionsFromEnv(getenv); err != nil {
 		errs = append(errs, err)
 	} else if table != "" {
-		awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+		awsCfg, err := cfg.awsConfig()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("gateway: AWS configuration: %w", err))
+			errs = append(errs, err)
 		} else {
 			cfg.Tasks = taskstore.New(audit.NewDynamoClient(awsCfg), table, opts)
 		}
@@ -418,7 +416,7 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 	cfg.MaxTasksPerCaller, cfg.MaxTasks = int(maxTasksPer), int(maxTasks)
 	var auditor *audit.Auditor
 	if getenv(audit.EnvTable) != "" {
-		a, err := audit.NewFrom(context.Background(), getenv)
+		a, err := audit.NewFrom(context.Background(), getenv, cfg.awsConfig)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -526,7 +524,6 @@ func (c *Config) check() error {
 	if c.Signer == nil && len(c.KeySecrets) == 0 {
 		errs = append(errs, fmt.Errorf("gateway: no call-token keys: set %s (tool=secretId,…) so that every forwarded call is signed", calltoken.EnvKeySecrets))
 	}
-	c.KeyGrace = cmp.Or(c.KeyGrace, calltoken.DefaultGrace)
 	c.Path = cmp.Or(c.Path, defaultMCPPath)
 	if !strings.HasPrefix(c.Path, "/") {
 		errs = append(errs, fmt.Errorf("gateway: path %q must start with /", c.Path))

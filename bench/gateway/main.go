@@ -23,13 +23,17 @@
 // client), peak RSS (VmHWM) of each gateway process after all its load,
 // binary sizes; then the ratios with PASS or MISS.
 //
-// With -cpuprofile it then runs mcpfn's gateway once more, built with
-// -tags mcpfn_pprof (cmd/mcpfn-gateway/pprof.go), under the highest
-// client count, and writes a CPU profile of that process.
+// With -cpuprofile it then runs each gateway once more, built with -tags
+// mcpfn_pprof (cmd/mcpfn-gateway/pprof.go), under the highest client count,
+// and writes a CPU profile of that process. With -coldprofile it starts
+// -coldprofile-n fresh processes of each profiling build, each profiling
+// its own cold start up to its first answer (internal/coldprof), and
+// merges them into one profile per gateway.
 //
 //	go run ./bench/gateway                      # make bench-gateway
 //	go run ./bench/gateway -n 21 -calls 6000
 //	go run ./bench/gateway -cpuprofile gw.pprof # then: go tool pprof -top gw.pprof
+//	go run ./bench/gateway -coldprofile cold.pprof
 package main
 
 import (
@@ -59,7 +63,14 @@ type options struct {
 	// the highest client count is written; ProfileTime is its length.
 	CPUProfile  string
 	ProfileTime time.Duration
-	Progress    io.Writer
+	// ColdProfile, when set, is where the merged CPU profile of
+	// ColdProfiles cold starts of mcpfn's gateway is written (the
+	// forwarder's beside it, "-bare" before the extension).
+	ColdProfile  string
+	ColdProfiles int
+	// ColdAllocs is ColdProfile for the allocations of the cold starts.
+	ColdAllocs string
+	Progress   io.Writer
 }
 
 func main() {
@@ -73,6 +84,9 @@ func main() {
 	flag.StringVar(&o.BinDir, "bin", "", "where the binaries are built (default DIR/bin)")
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the mcpfn gateway under the highest client count to this file")
 	flag.DurationVar(&o.ProfileTime, "profile-time", 20*time.Second, "how long the CPU profile runs")
+	flag.StringVar(&o.ColdProfile, "coldprofile", "", "write the merged CPU profile of fresh mcpfn gateways, each from its main package's init to its first answer, to this file (the forwarder's beside it)")
+	flag.StringVar(&o.ColdAllocs, "coldallocs", "", "as -coldprofile, for a profile of the cold starts' allocations (in cold starts of their own)")
+	flag.IntVar(&o.ColdProfiles, "coldprofile-n", 100, "cold starts per gateway merged into -coldprofile (and into -coldallocs)")
 	flag.Parse()
 	for _, f := range strings.Split(clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -109,6 +123,7 @@ func (o *options) defaults() {
 	if o.ProfileTime <= 0 {
 		o.ProfileTime = 20 * time.Second
 	}
+	o.ColdProfiles = max(o.ColdProfiles, 1)
 }
 
 func (o *options) maxClients() int { return o.Clients[len(o.Clients)-1] }

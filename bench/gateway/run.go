@@ -128,7 +128,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	for round := range o.ColdSamples {
 		for k := range gws {
 			i := gws[(round+k)%len(gws)]
-			c, err := coldStart(ctx, servers[i], tokens[i], &seq)
+			c, err := coldStart(ctx, servers[i], tokens[i], &seq, "", "")
 			if err != nil {
 				return err
 			}
@@ -224,6 +224,17 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			}
 		}
 	}
+	if len(o.coldKinds()) > 0 {
+		var ss [nFlavours]server
+		for _, i := range gws {
+			ss[i] = servers[i]
+			ss[i].name += " (pprof build)"
+			ss[i].bin = bins.pprof[i]
+		}
+		if err := coldProfiles(ctx, o, ss, tokens, &seq); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -238,9 +249,11 @@ type cold struct {
 
 // coldStart times one fresh process of s: from starting it to a fresh
 // client's first tools/call answered (the client connects as any does:
-// initialize, then the call), and to its port accepting connections.
-func coldStart(ctx context.Context, s server, token string, seq *atomic.Int64) (cold, error) {
-	p, err := s.start(ctx)
+// initialize, then the call), and to its port accepting connections. With
+// profEnv, a coldprof variable (a profiling build only), the process writes
+// that profile of its cold start to profPath (coldProfiles).
+func coldStart(ctx context.Context, s server, token string, seq *atomic.Int64, profEnv, profPath string) (cold, error) {
+	p, err := s.start(ctx, coldProfileEnv(profEnv, profPath)...)
 	if err != nil {
 		return cold{}, err
 	}
@@ -257,6 +270,11 @@ func coldStart(ctx context.Context, s server, token string, seq *atomic.Int64) (
 	c.answered = time.Since(p.began)
 	c.answeredCPU = benchkit.ThreadsCPU(p.cmd.Process.Pid)
 	c.rss = p.peakRSS()
+	if profEnv != "" {
+		if err := collectColdProfile(ctx, p, profPath); err != nil {
+			return cold{}, fmt.Errorf("%s (cold): %w (see %s)", s.name, err, s.logPath)
+		}
+	}
 	return c, nil
 }
 

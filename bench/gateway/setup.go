@@ -73,7 +73,7 @@ func build(ctx context.Context, o options) (binaries, error) {
 		if err := benchkit.Build(ctx, p.Root, pkgs[i], b.gw[i]); err != nil {
 			return b, err
 		}
-		if o.CPUProfile != "" {
+		if o.CPUProfile != "" || len(o.coldKinds()) > 0 {
 			b.pprof[i] = filepath.Join(binDir, names[i]+"-pprof")
 			if err := benchkit.Build(ctx, p.Root, pkgs[i], b.pprof[i], "mcpfn_pprof"); err != nil {
 				return b, err

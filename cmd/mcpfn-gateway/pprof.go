@@ -2,10 +2,12 @@
 
 package main
 
-// Built only with -tags mcpfn_pprof (`make bench-gateway` with -cpuprofile
-// builds it so), never into a deployed gateway: net/http/pprof on its own
-// listener at MCPFN_PPROF_ADDR, so a CPU profile of the gateway under load
-// can be taken from outside the process without touching the MCP handler.
+// Built only with -tags mcpfn_pprof (`make bench-gateway` with -cpuprofile,
+// -coldprofile or -coldallocs builds it so), never into a deployed gateway:
+// net/http/pprof on its own listener at MCPFN_PPROF_ADDR, so a CPU profile
+// of the gateway under load can be taken from outside the process without
+// touching the MCP handler; and profiles of its cold start
+// (internal/coldprof).
 
 import (
 	"log"
@@ -13,9 +15,12 @@ import (
 	_ "net/http/pprof" // registers /debug/pprof on http.DefaultServeMux
 	"os"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/coldprof"
 )
 
 func init() {
+	coldprof.Start() // MCPFN_PPROF_COLD(_ALLOCS): the cold start's profiles
 	addr := os.Getenv("MCPFN_PPROF_ADDR")
 	if addr == "" {
 		return

@@ -12,9 +12,12 @@ import (
 	_ "net/http/pprof" // registers /debug/pprof on http.DefaultServeMux
 	"os"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/coldprof"
 )
 
 func init() {
+	coldprof.Start() // MCPFN_PPROF_COLD(_ALLOCS): the cold start's profiles
 	addr := os.Getenv("MCPFN_PPROF_ADDR")
 	if addr == "" {
 		return
