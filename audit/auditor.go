@@ -52,8 +52,18 @@ type Config struct {
 	// AttemptTimeout caps one PutItem, so a hung connection cannot eat the
 	// whole budget (default 2 s).
 	AttemptTimeout time.Duration
-	// Budget bounds all attempts when ctx has no deadline (default 10 s).
+	// Budget bounds all attempts of one write when ctx has no deadline
+	// (default 10 s), counted from the write's first attempt: the wait for
+	// a writer (MaxInFlight) is not part of it.
 	Budget time.Duration
+	// MaxInFlight bounds the DynamoDB requests the Auditor has in flight at
+	// once (default DefaultMaxInFlight); a write beyond it waits for one to
+	// end, within ctx's deadline less the reserve. A burst of rows sent all
+	// at once to a table that shares itself among them (DynamoDB Local on
+	// a busy machine, a throttled table) makes every request as slow as
+	// the whole burst, so every attempt times out and every row falls
+	// back; in turns, each request takes only its turn's share.
+	MaxInFlight int
 	// FlushTimeout bounds the export of a buffering emitter's spans
 	// (OpenTelemetry) when ctx has no deadline (default 2 s).
 	FlushTimeout time.Duration
@@ -64,6 +74,10 @@ const (
 	DefaultTTL             = 90 * 24 * time.Hour
 	DefaultMaxAttempts     = 5
 	DefaultEntityDimension = "entityId"
+	// DefaultMaxInFlight: with DynamoDB's few milliseconds per write, still
+	// a thousand rows a second and more per process; and the AWS SDK's
+	// idle connections per host, so a burst reuses warm connections.
+	DefaultMaxInFlight = 10
 
 	// FallbackMarker is the key that identifies a fallback log line.
 	FallbackMarker = "mcpfnAuditFallback"
@@ -72,9 +86,11 @@ const (
 // Auditor writes audit rows and emits their spans. It is safe for
 // concurrent use; create one per process (at cold start) and share it.
 type Auditor struct {
-	cfg   Config
-	outMu sync.Mutex // one fallback line per Write, never interleaved
-	stats struct {
+	cfg Config
+	// writers holds a token per request in flight (cap MaxInFlight).
+	writers chan struct{}
+	outMu   sync.Mutex // one fallback line per Write, never interleaved
+	stats   struct {
 		written, duplicates, refused, attempts, retries, fallbacks atomic.Int64
 	}
 }
@@ -128,7 +144,10 @@ func New(cfg Config) *Auditor {
 	if cfg.FlushTimeout <= 0 {
 		cfg.FlushTimeout = 2 * time.Second
 	}
-	return &Auditor{cfg: cfg}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	return &Auditor{cfg: cfg, writers: make(chan struct{}, cfg.MaxInFlight)}
 }
 
 // Emitter returns the span emitter the Auditor sends its rows' spans to
@@ -459,9 +478,13 @@ func ownFinal(held map[string]types.AttributeValue, row *Row) bool {
 // option that does it): two nested retry loops would multiply the attempts
 // and ignore the reserve this loop keeps. A condition failure is returned
 // at once, as every error that is not retryable.
+//
+// Each attempt first takes a writer (MaxInFlight), and gives it back when
+// its request ends, backoff excluded. Without ctx's deadline the Budget
+// starts when the first attempt has its writer: a row queued behind a
+// burst is given the same time to be written as the first of the burst.
 func (a *Auditor) send(ctx context.Context, op func(context.Context, func(*dynamodb.Options)) error) error {
-	now := a.cfg.Now()
-	deadline := now.Add(a.cfg.Budget)
+	var deadline time.Time // zero: the Budget, from the first attempt
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d.Add(-a.cfg.Reserve)
 	}
@@ -471,8 +494,15 @@ func (a *Auditor) send(ctx context.Context, op func(context.Context, func(*dynam
 		if ctx.Err() != nil {
 			return errors.Join(ctx.Err(), lastErr)
 		}
+		if err := a.writer(ctx, deadline); err != nil {
+			return errors.Join(err, lastErr)
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(a.cfg.Budget)
+		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
+			<-a.writers
 			return errors.Join(errors.New("audit: no time left before the deadline"), lastErr)
 		}
 		actx, cancel := context.WithTimeout(ctx, min(remaining, a.cfg.AttemptTimeout))
@@ -482,6 +512,7 @@ func (a *Auditor) send(ctx context.Context, op func(context.Context, func(*dynam
 		}
 		err := op(actx, noRetry)
 		cancel()
+		<-a.writers
 		if err == nil {
 			return nil
 		}
@@ -507,6 +538,31 @@ func (a *Auditor) send(ctx context.Context, op func(context.Context, func(*dynam
 		}
 	}
 	return lastErr
+}
+
+// writer waits for a request slot (one of MaxInFlight) until ctx ends or
+// deadline (zero: none) passes; the caller gives it back (<-a.writers) when
+// its request has ended.
+func (a *Auditor) writer(ctx context.Context, deadline time.Time) error {
+	select {
+	case a.writers <- struct{}{}:
+		return nil
+	default:
+	}
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case a.writers <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("audit: waiting for a writer (%d in flight): %w", a.cfg.MaxInFlight, ctx.Err())
+	case <-expired:
+		return fmt.Errorf("audit: no time left before the deadline while waiting for a writer (%d in flight)", a.cfg.MaxInFlight)
+	}
 }
 
 // retryable reports whether a failed PutItem may succeed if sent again:

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
@@ -116,15 +115,16 @@ func (g *Gateway) recordUnseen(ctx context.Context, ri *requestInfo, env *wire.E
 	}
 
 	// The write belongs to the gateway's invocation, not to the caller's
-	// connection: it survives a disconnect but not the invocation.
+	// connection: it survives a disconnect but not the invocation. A
+	// long-lived gateway (no invocation deadline) leaves the bounds to the
+	// Auditor, whose Budget starts when the row's write does: a row queued
+	// behind a burst of others (at most MaxInFlight writes at once) gets
+	// the same time as the first. A timeout of the gateway's own here
+	// (it was 5 s) would count the wait in the queue too (issue 21).
 	wctx := context.WithoutCancel(ctx)
 	if !ri.deadline.IsZero() {
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithDeadline(wctx, ri.deadline)
-		defer cancel()
-	} else {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(wctx, 5*time.Second)
 		defer cancel()
 	}
 	if f.delivery == maybeRun {

@@ -1,14 +1,22 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -272,4 +280,117 @@ func TestStreamedAnswerLeavesNoGatewayRow(t *testing.T) {
 			t.Errorf("row %v, want the function's final row", it)
 		}
 	}
+}
+
+// deadlineRecorder notes whether the gateway bounded a row's write with a
+// deadline of its own.
+type deadlineRecorder struct {
+	adapter.Recorder
+	withDeadline atomic.Int32
+}
+
+func (d *deadlineRecorder) Record(ctx context.Context, r *audit.Row) {
+	if _, ok := ctx.Deadline(); ok {
+		d.withDeadline.Add(1)
+	}
+	d.Recorder.Record(ctx, r)
+}
+
+// TestBurstOfRefusedCallsLeavesEveryGatewayRow (issue 21): a long-lived
+// gateway refuses a burst of calls at once (Lambda throttles them all),
+// and each refusal's row is written before its answer, through a proxy
+// that counts DynamoDB requests in flight: every call has its gateway row
+// in the table, no more than the Auditor's MaxInFlight writes were ever in
+// flight, and the gateway put no deadline of its own on any write (the
+// Auditor's budget starts when the write does, not when it was queued).
+// Before, each row had 5 s from the refusal, queue included, and 190
+// refusals at once on a busy machine left rows as fallback lines.
+func TestBurstOfRefusedCallsLeavesEveryGatewayRow(t *testing.T) {
+	_, client, table := auditTable(t)
+	u, err := url.Parse(dynamolocal.ForTest(t).Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	var inFlight, most int
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	var fb lockedBuffer
+	aud := audit.New(audit.Config{Table: table, Fallback: &fb, Client: dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(proxy.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("mcpfnlocal", "mcpfnlocal", "")})})
+	rec := &deadlineRecorder{Recorder: aud}
+	e := newEnv(t, func(c *Config) { c.Recorder = rec })
+	e.api.setMisbehave("fn-flaky", throttle429)
+	cs := e.mustConnect(t, "bursting-client", "", bearer(e.iss.token(t, "alice", nil)))
+
+	const n = 60
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "flaky_get", Arguments: map[string]any{"entityId": fmt.Sprintf("b-%d", i)}})
+			var te toolError
+			if err != nil || !res.IsError || json.Unmarshal([]byte(textOf(res)), &te) != nil || te.Error != "RATE_LIMITED" {
+				t.Errorf("call %d: %v %+v", i, err, res)
+				return
+			}
+			ids[i] = te.callID()
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	out, err := client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, it := range out.Items {
+		if attr(it, "writer") == audit.GatewayWriter && attr(it, "errorCode") == "RATE_LIMITED" {
+			rows[attr(it, "callId")] = true
+		}
+	}
+	for i, id := range ids {
+		if !rows[id] {
+			t.Errorf("call %d (%s) has no gateway row; fallback lines:\n%.2000s", i, id, fb.String())
+		}
+	}
+	if most > audit.DefaultMaxInFlight {
+		t.Errorf("%d DynamoDB requests in flight at once, want at most %d", most, audit.DefaultMaxInFlight)
+	}
+	if got := rec.withDeadline.Load(); got != 0 {
+		t.Errorf("%d of %d rows were written under a deadline of the gateway's own", got, n)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

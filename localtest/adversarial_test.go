@@ -601,6 +601,10 @@ func noHeader(k string) func(http.Header)  { return func(h http.Header) { h.Del(
 
 // advCases is the list of classes; docs/security.md lists them.
 func advCases(t *testing.T, s *advSuite) []advCase {
+	// Every envelope's call id is unique (unique), even the hand-written
+	// ones: a call id's row key outlives the run, and the same id in a
+	// second run (go test -count=2) would find the first run's row and be
+	// refused as another execution of that call.
 	secret := func() string { return s.secret }
 	createArgs := func() string {
 		return `{"channel":"adv","text":` + string(mustJSON(secret())) + `}`
@@ -804,13 +808,13 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 		// Bodies.
 		// Lambda passes "{}" for an empty payload, which is no invocation.
 		{class: "invoke/body/empty", run: raw(nil), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
-		{class: "invoke/body/truncated", run: raw([]byte(`{"mcpfn":"1","callId":"x","par`)), want: advAnswer{Status: 400, Lambda: "InvalidRequestContentException"}},
+		{class: "invoke/body/truncated", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("x") + `","par`)), want: advAnswer{Status: 400, Lambda: "InvalidRequestContentException"}},
 		{class: "invoke/body/non-object", run: raw([]byte(`[1,"two",null]`)), want: advAnswer{Batch: []advAnswer{{RPC: -32600}, {RPC: -32600}, {RPC: -32600}}}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/body/deep", run: raw([]byte(deep(`{"a":`, "}", 100_000))), want: advAnswer{Status: 400, Lambda: "InvalidRequestContentException"}},
-		{class: "invoke/body/deep-under-limit", run: raw([]byte(`{"mcpfn":"1","callId":"deep","params":{"name":"broadcast_delete","arguments":` + deep(`{"a":`, "}", 5000) + `}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
-		{class: "invoke/body/5MB", run: raw([]byte(`{"mcpfn":"1","callId":"big","params":{"name":"broadcast_delete","arguments":{"id":"` + strings.Repeat("x", 5<<20) + `"}}}`)), want: reason(calltoken.ReasonMissing), rowCode: "UNAUTHORIZED"},
+		{class: "invoke/body/deep-under-limit", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("deep") + `","params":{"name":"broadcast_delete","arguments":` + deep(`{"a":`, "}", 5000) + `}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "invoke/body/5MB", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("big") + `","params":{"name":"broadcast_delete","arguments":{"id":"` + strings.Repeat("x", 5<<20) + `"}}}`)), want: reason(calltoken.ReasonMissing), rowCode: "UNAUTHORIZED"},
 		{class: "invoke/body/7MB", run: raw([]byte(`{"x":"` + strings.Repeat("x", 7<<20) + `"}`)), want: advAnswer{Status: 413, Lambda: "RequestTooLargeException"}},
-		{class: "invoke/body/invalid-utf8", run: raw([]byte(`{"mcpfn":"1","callId":"u","params":{"name":"broadcast_delete","arguments":{"id":"` + "\xff" + `"}}}`)), want: advAnswer{RPC: -32700}, rowCode: "BAD_REQUEST"},
+		{class: "invoke/body/invalid-utf8", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("u") + `","params":{"name":"broadcast_delete","arguments":{"id":"` + "\xff" + `"}}}`)), want: advAnswer{RPC: -32700}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/body/duplicate-keys", run: inv(func(t *testing.T, s *advSuite, callID string) ([]byte, []string) {
 			// Signed for one call id, the envelope names it and then
 			// another: the later key wins everywhere, and the token is
@@ -820,9 +824,9 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 			return []byte(p), []string{tok[strings.LastIndexByte(tok, '.')+1:]}
 		}), want: reason(calltoken.ReasonCallID), rowCode: "UNAUTHORIZED"},
 		{class: "invoke/body/huge-number", run: raw([]byte(`{"mcpfn":"1","callId":1e400,"params":{"name":"broadcast_delete","arguments":{}}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
-		{class: "invoke/type/params-string", run: raw([]byte(`{"mcpfn":"1","callId":"p","params":"broadcast_delete"}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
-		{class: "invoke/type/name-number", run: raw([]byte(`{"mcpfn":"1","callId":"n","params":{"name":5}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
-		{class: "invoke/type/caller-string", run: raw([]byte(`{"mcpfn":"1","callId":"c","params":{"name":"broadcast_delete","arguments":{}},"caller":"mallory"}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "invoke/type/params-string", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("p") + `","params":"broadcast_delete"}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "invoke/type/name-number", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("n") + `","params":{"name":5}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "invoke/type/caller-string", run: raw([]byte(`{"mcpfn":"1","callId":"` + unique("c") + `","params":{"name":"broadcast_delete","arguments":{}},"caller":"mallory"}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
 		{class: "invoke/type/jsonrpc", run: raw([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"broadcast_delete","arguments":{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}}}`)), want: advAnswer{Tool: "UNAUTHORIZED"}, rowCode: "UNAUTHORIZED"},
 		{class: "invoke/header/secret-trace-id", run: func(t *testing.T, s *advSuite) (advAnswer, []string) {
 			core := strings.TrimPrefix(s.secret, "Bearer ")
@@ -865,8 +869,8 @@ func advCases(t *testing.T, s *advSuite) []advCase {
 				t.Errorf("rows %+v: want the first delivery's row kept", rows)
 			}
 		}},
-		{class: "envelope/version-2", run: raw([]byte(`{"mcpfn":"2","callId":"v2","params":{"name":"broadcast_delete","arguments":{}}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
-		{class: "envelope/version-number", run: raw([]byte(`{"mcpfn":1,"callId":"v1","params":{"name":"broadcast_delete","arguments":{}}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "envelope/version-2", run: raw([]byte(`{"mcpfn":"2","callId":"` + unique("v2") + `","params":{"name":"broadcast_delete","arguments":{}}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
+		{class: "envelope/version-number", run: raw([]byte(`{"mcpfn":1,"callId":"` + unique("v1") + `","params":{"name":"broadcast_delete","arguments":{}}}`)), want: advAnswer{RPC: -32600}, rowCode: "BAD_REQUEST"},
 		{class: "envelope/token-junk", run: inv(signedEnv(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`, func(*testing.T, *advSuite, string) string { return "junk.junk.junk" })), want: reason(calltoken.ReasonMalformed), rowCode: "UNAUTHORIZED"},
 		{class: "envelope/token-alg-none", run: inv(signedEnv(`{"id":"AAAAAAAAAAAAAAAAAAAAAAAAAA"}`, func(t *testing.T, s *advSuite, callID string) string {
 			c := jwt.MapClaims{"iss": calltoken.SignerGateway, "aud": "BroadcastDeleteFunction", "cid": callID, "tool": "broadcast_delete",

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -135,14 +137,31 @@ func argsRow(t *testing.T, id string) audit.Row {
 	return mine[0]
 }
 
-// functionLog is the fixture's log so far.
-func functionLog(t *testing.T) string {
+// functionLog is the fixture's log from mark (logMark) on: what this test
+// made it write. The log lives as long as the stack, through every test
+// and every run of them (go test -count=N): a line an earlier test wrote
+// on purpose (a fallback line, a teardown) must neither fail nor pass
+// this one.
+func functionLog(t *testing.T, mark int) string {
 	t.Helper()
 	b, err := os.ReadFile(stack.LogPath(afterResponseFunction))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return string(b[min(mark, len(b)):])
+}
+
+// logMark is where the fixture's log ends now.
+func logMark(t *testing.T) int {
+	t.Helper()
+	fi, err := os.Stat(stack.LogPath(afterResponseFunction))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0 // nothing written yet
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(fi.Size())
 }
 
 // TestAfterResponseRowIsWrittenBeforeTheEnvironmentIsReleased: with the
@@ -155,6 +174,7 @@ func functionLog(t *testing.T) string {
 // the emulator itself would hold the answer until the runtime's next.
 func TestAfterResponseRowIsWrittenBeforeTheEnvironmentIsReleased(t *testing.T) {
 	resetFinalTable(t)
+	mark := logMark(t)
 	finalTable.hold.Store(int64(800 * time.Millisecond))
 	e, err := stack.Hold(t.Context(), afterResponseFunction)
 	if err != nil {
@@ -183,7 +203,7 @@ func TestAfterResponseRowIsWrittenBeforeTheEnvironmentIsReleased(t *testing.T) {
 			t.Errorf("timeline %+v: want the answer at the response, then the runtime's next (the row written: it says done), the release after it, no extension", tl)
 		}
 	}
-	if log := functionLog(t); strings.Contains(log, "written before the response") || strings.Contains(log, audit.FallbackMarker) {
+	if log := functionLog(t, mark); strings.Contains(log, "written before the response") || strings.Contains(log, audit.FallbackMarker) {
 		t.Errorf("the function did not run in after-response mode cleanly:\n%s", log)
 	}
 }
@@ -213,6 +233,7 @@ func TestAfterResponseFaults(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		resetFinalTable(t)
 		finalTable.drop.Store(true)
+		mark := logMark(t)
 		id := unique("unreachable")
 		if out := invokeAfterResponse(t, afterresponse.ModeOK, id); out.FunctionError != nil || !strings.Contains(string(out.Payload), id) {
 			t.Fatalf("answer %s", out.Payload)
@@ -220,7 +241,7 @@ func TestAfterResponseFaults(t *testing.T) {
 		if r := argsRow(t, id); r.Status != audit.StatusPending {
 			t.Errorf("row status %q, want the pending row only", r.Status)
 		}
-		log := functionLog(t) // the environment was released (argsRow settled it): its fallback line is out
+		log := functionLog(t, mark) // the environment was released (argsRow settled it): its fallback line is out
 		if !strings.Contains(log, audit.FallbackMarker) || !strings.Contains(log, id) {
 			t.Fatalf("no fallback line for %s in the function's log:\n%s", id, log)
 		}
@@ -271,6 +292,7 @@ func TestAfterResponseProcessDiesAfterAnswering(t *testing.T) {
 // queue and runs the environment teardowns.
 func TestAfterResponseSIGTERMRunsEnvironmentTeardowns(t *testing.T) {
 	resetFinalTable(t)
+	mark := logMark(t)
 	if out := invokeAfterResponse(t, afterresponse.ModeTeardown, unique("teardown")); out.FunctionError != nil {
 		t.Fatalf("answer %s", out.Payload)
 	}
@@ -286,9 +308,9 @@ func TestAfterResponseSIGTERMRunsEnvironmentTeardowns(t *testing.T) {
 	if err := syscall.Kill(bootstraps[0], syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(functionLog(t), afterresponse.TeardownLine); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(functionLog(t, mark), afterresponse.TeardownLine); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no environment teardown after SIGTERM:\n%s", functionLog(t))
+			t.Fatalf("no environment teardown after SIGTERM:\n%s", functionLog(t, mark))
 		}
 	}
 }

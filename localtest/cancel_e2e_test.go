@@ -389,7 +389,7 @@ func TestLegacyCancelReachesOnlyItsOwnSession(t *testing.T) {
 // t0 (items "cancel#…" with a markedAt, docs/decisions/0022).
 func markersSince(t *testing.T, t0 time.Time) int {
 	t.Helper()
-	out, err := stack.DynamoDB().Scan(t.Context(), &dynamodb.ScanInput{
+	return len(scanAll(t, &dynamodb.ScanInput{
 		TableName:        aws.String(stack.Table("TasksTable")),
 		ConsistentRead:   aws.Bool(true),
 		FilterExpression: aws.String("begins_with(taskId, :p) AND markedAt >= :t"),
@@ -397,11 +397,7 @@ func markersSince(t *testing.T, t0 time.Time) int {
 			":p": &types.AttributeValueMemberS{Value: "cancel#"},
 			":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(t0.UnixMilli(), 10)},
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(out.Items)
+	}))
 }
 
 // TestRefusedCancelsChangeNothing: a notifications/cancelled, tasks/cancel

@@ -248,37 +248,51 @@ func notFound(t *testing.T, what string, res map[string]any, rerr *rpcError) {
 // small and local).
 func taskRows(t *testing.T, taskID string) []audit.Row {
 	t.Helper()
-	out, err := stack.DynamoDB().Scan(t.Context(), &dynamodb.ScanInput{
+	items := scanAll(t, &dynamodb.ScanInput{
 		TableName:                 aws.String(stack.AuditTable()),
 		ConsistentRead:            aws.Bool(true),
 		FilterExpression:          aws.String("taskId = :t"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: taskID}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rows []audit.Row
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &rows); err != nil {
+	if err := attributevalue.UnmarshalListOfMaps(items, &rows); err != nil {
 		t.Fatal(err)
 	}
 	return rows
 }
 
-// waitRows waits for a task's audit rows (the function writes its row as
-// the run ends) until ok accepts them.
-func waitRows(t *testing.T, taskID string, within time.Duration, ok func([]audit.Row) bool) []audit.Row {
+// scanAll returns every item a Scan matches, page after page. One Scan
+// reads at most 1 MB of the table before it filters: once the suite's
+// shared tables outgrow that (a few thousand rows, sooner with go test
+// -count=N), a single page finds a row only if it happens to sort into the
+// first megabyte.
+func scanAll(t *testing.T, in *dynamodb.ScanInput) []map[string]types.AttributeValue {
 	t.Helper()
-	end := time.Now().Add(within)
-	for {
-		rows := taskRows(t, taskID)
-		if ok(rows) {
-			return rows
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewScanPaginator(stack.DynamoDB(), in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(end) {
-			t.Fatalf("task %s: audit rows %+v after %v", taskID, rows, within)
-		}
-		time.Sleep(100 * time.Millisecond)
+		items = append(items, page.Items...)
 	}
+	return items
+}
+
+// settledRows returns a task's audit rows once the task has ended: its run
+// writes its row after answering, before its environment is released, so
+// the rows are all there once the stack is settled.
+func settledRows(t *testing.T, taskID string) []audit.Row {
+	t.Helper()
+	if err := stack.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rows := taskRows(t, taskID)
+	if len(rows) == 0 {
+		t.Fatalf("task %s: no audit row once the stack is settled", taskID)
+	}
+	return rows
 }
 
 // logLines counts the lines of a function's log that contain s.
@@ -335,7 +349,7 @@ func TestTaskIsCreatedPolledShowsProgressAndAnswers(t *testing.T) {
 	res, rerr = mallory.call(t, "tasks/get", id, map[string]any{"taskId": id})
 	notFound(t, "tasks/get of a finished task", res, rerr)
 
-	rows := waitRows(t, id, 10*time.Second, func(rows []audit.Row) bool { return len(rows) > 0 })
+	rows := settledRows(t, id)
 	if r := rows[0]; len(rows) != 1 || r.Tool != conformance.ToolSlowCompute || !r.OK || r.Cancelled {
 		t.Errorf("audit rows of the task: %+v, want one successful slow_compute row", rows)
 	}
@@ -379,7 +393,7 @@ func TestTaskCancelledMidRunStopsItsHandler(t *testing.T) {
 	}
 	t.Logf("handler stopped %v after tasks/cancel (watch interval %v, poll interval %v)", time.Since(cancelled).Round(time.Millisecond), taskWatch, poll)
 
-	rows := waitRows(t, id, 10*time.Second, func(rows []audit.Row) bool { return len(rows) > 0 })
+	rows := settledRows(t, id)
 	if r := rows[0]; len(rows) != 1 || !r.Cancelled || r.ErrorCode != string(adapter.CodeCancelled) {
 		t.Errorf("audit rows of the cancelled task: %+v, want one row saying cancelled", rows)
 	}
@@ -405,7 +419,7 @@ func TestDestructiveTaskThatCrashesRunsOnceAndFails(t *testing.T) {
 	if final["status"] != "failed" || final["error"] == nil || final["result"] != nil {
 		t.Fatalf("a crashed task ended %v, want failed with an error", final)
 	}
-	rows := waitRows(t, id, 10*time.Second, func(rows []audit.Row) bool { return len(rows) > 0 })
+	rows := settledRows(t, id)
 	if len(rows) != 1 {
 		t.Fatalf("audit rows %+v, want the one call's row", rows)
 	}
