@@ -422,14 +422,26 @@ func TestFunctionFailuresBecomeToolErrors(t *testing.T) {
 			}
 		})
 	}
-	// A throttle is retried once by the SDK with the same call id.
-	e.api.setMisbehave("fn-flaky", throttle)
+}
+
+// TestThrottledInvokeIsRetriedOnce: a throttle is retried once by the SDK
+// (InvokeAttempts 2) with the same call id. The retry waits up to 400 ms
+// of backoff (retry.go), so it needs a forward deadline longer than that:
+// this was a check at the end of TestFunctionFailuresBecomeToolErrors,
+// whose 500 ms InvokeTimeout (for its hanging function's sake) left the
+// retry only what the first attempt had not used; on a loaded machine the
+// deadline came first and the call was, rightly, not sent again.
+func TestThrottledInvokeIsRetriedOnce(t *testing.T) {
+	e := newEnv(t)
+	cs := e.mustConnect(t, "c", "", bearer(e.iss.token(t, "alice", nil)))
+	e.api.setMisbehave("fn-flaky", throttle429)
 	before := e.api.count("fn-flaky")
-	toolErrorOf(t, callTool(t, cs, "flaky_get", map[string]any{"entityId": "f-3"}))
+	if te := toolErrorOf(t, callTool(t, cs, "flaky_get", map[string]any{"entityId": "f-3"})); te.Error != "RATE_LIMITED" {
+		t.Errorf("got %+v, want RATE_LIMITED", te)
+	}
 	if got := e.api.count("fn-flaky") - before; got != 2 {
 		t.Errorf("%d attempts for a throttled call, want 2", got)
 	}
-	e.api.setMisbehave("fn-flaky", nil)
 }
 
 func TestFunctionProtocolErrorIsJSONRPCError(t *testing.T) {
