@@ -17,8 +17,6 @@ func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 
 func descendants(int) []int { return nil }
 
-func peakRSS(int) int64 { return 0 }
-
 func rss(int) int64 { return 0 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }

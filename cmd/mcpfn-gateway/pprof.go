@@ -9,22 +9,6 @@ package main
 // touching the MCP handler; and profiles of its cold start
 // (internal/coldprof).
 
-import (
-	"log"
-	"net/http"
-	_ "net/http/pprof" // registers /debug/pprof on http.DefaultServeMux
-	"os"
-	"time"
+import "github.com/mcpfn/mcpfn/internal/coldprof"
 
-	"github.com/mcpfn/mcpfn/internal/coldprof"
-)
-
-func init() {
-	coldprof.Start() // MCPFN_PPROF_COLD(_ALLOCS): the cold start's profiles
-	addr := os.Getenv("MCPFN_PPROF_ADDR")
-	if addr == "" {
-		return
-	}
-	srv := &http.Server{Addr: addr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { log.Print(srv.ListenAndServe()) }()
-}
+func init() { coldprof.StartAll() }
