@@ -347,7 +347,13 @@ func TestAttachmentInputLimitsAreInTheSchema(t *testing.T) {
 	if limit := handlers.Attach.Tool().MaxArgumentBytes(); len(largest) > limit || limit > adapter.MaxArgumentBytesLimit {
 		t.Fatalf("the largest arguments are %d bytes; the tool declares %d (at most %d)", len(largest), limit, adapter.MaxArgumentBytesLimit)
 	}
-	got := mcpfntest.Output[handlers.AttachOutput](t, a.call(t, handlers.ToolAttach, json.RawMessage(largest), writer))
+	// These calls carry 4 MiB each: their decoding and checks are seconds
+	// of CPU under -race, more than a function's 10 s on a machine shared
+	// with a dozen other processes, and this test is about the limits, not
+	// the time. No deadline (mcpfntest.Timeout(0)), so it fails only on
+	// what it checks.
+	noDeadline := mcpfntest.Timeout(0)
+	got := mcpfntest.Output[handlers.AttachOutput](t, a.call(t, handlers.ToolAttach, json.RawMessage(largest), writer, noDeadline))
 	if got.Attachment.Size != handlers.MaxAttachmentBytes || got.Attachment.SHA256 != sha(data) {
 		t.Fatalf("attached %+v, want %d bytes, SHA-256 %s", got.Attachment, len(data), sha(data))
 	}
@@ -357,8 +363,8 @@ func TestAttachmentInputLimitsAreInTheSchema(t *testing.T) {
 	over := func(n int) map[string]any {
 		return map[string]any{"id": id, "name": "a.bin", "contentType": "application/octet-stream", "data": randomBytes(n)}
 	}
-	wantCode(t, a.call(t, handlers.ToolAttach, over(handlers.MaxAttachmentBytes+1), writer), adapter.CodePayloadTooLarge)
-	wantCode(t, a.call(t, handlers.ToolAttach, over(handlers.MaxAttachmentBytes+3), writer), adapter.CodeValidation)
+	wantCode(t, a.call(t, handlers.ToolAttach, over(handlers.MaxAttachmentBytes+1), writer, noDeadline), adapter.CodePayloadTooLarge)
+	wantCode(t, a.call(t, handlers.ToolAttach, over(handlers.MaxAttachmentBytes+3), writer, noDeadline), adapter.CodeValidation)
 }
 
 func TestAMissingBroadcastIsNotFound(t *testing.T) {
