@@ -62,16 +62,20 @@ test-go:
 ## test-stress: the timing-sensitive tests STRESS_N times (default 20) under
 ## -race while STRESS_LOAD busy processes (default 2: both cores) compete
 ## for the CPU, e.g. `make test-stress STRESS_N=500 STRESS_RUN=TestProgressReachesClientWhileHandlerRuns`.
-## A test that fails here is a defect of the product or of the test.
+## A test that fails here is a defect of the product or of the test. The
+## local stack's suite takes minutes a run: `make test-stress
+## STRESS_PKGS=./localtest/ STRESS_TAGS=$(TRACING_TAGS) STRESS_N=3`.
+## docs/benchmarks.md, "Flakes found and fixed (issue 21)".
 STRESS_N ?= 20
 STRESS_LOAD ?= 2
-STRESS_PKGS ?= ./gateway/ ./adapter/ ./audit/ ./taskstore/ ./calltoken/
+STRESS_PKGS ?= ./gateway/ ./adapter/ ./audit/ ./taskstore/ ./calltoken/ ./handlers/ ./mcpfntest/ ./agentcore/
 STRESS_RUN ?= .
+STRESS_TAGS ?=
 .PHONY: test-stress
 test-stress:
 	@set -e; pids=""; for i in $$(seq $(STRESS_LOAD)); do (while :; do :; done) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT; \
-	$(GO) test -race -count=$(STRESS_N) -timeout 60m -run '$(STRESS_RUN)' $(STRESS_PKGS)
+	$(GO) test -race -count=$(STRESS_N) -timeout 120m $(if $(STRESS_TAGS),-tags $(STRESS_TAGS)) -run '$(STRESS_RUN)' $(STRESS_PKGS)
 
 ## fuzz: every native fuzz target for FUZZTIME each (default 1m), e.g.
 ## `make fuzz FUZZTIME=10m`. Inputs that fail land in the package's
