@@ -99,14 +99,16 @@ func TestWorkingTasksAreCappedPerCallerAndInTotal(t *testing.T) {
 // taken it waits until its deadline and is refused (RATE_LIMITED), its
 // task ends failed and its slot is freed — one message or a legacy batch's.
 //
-// The refused calls have an invocation's deadline of their own (300 ms of
-// waiting, postWithin); the tasks that must run have the default invoke
-// timeout. Before, one 300 ms InvokeTimeout served both, and on a busy
-// machine the tasks table's admission of a task that must run took longer:
-// it reached its Invoke past its deadline.
+// The refused calls have an invocation's deadline of their own
+// (postWithin): at most 300 ms of waiting for a slot, then the whole
+// DeadlineReserve, 10 s here, to record the refusal and answer. The tasks
+// that must run have the default invoke timeout. Before, one 300 ms
+// InvokeTimeout served both, and on a busy machine the tasks table's
+// admission of a task that must run took longer: it reached its Invoke
+// past its deadline.
 func TestTaskRunsCountAsInvokes(t *testing.T) {
 	j := newJobs()
-	e := newEnv(t, withTasks(t, j, func(c *Config) { c.MaxInvokes, c.MaxTasksPerCaller = 1, 2 }))
+	e := newEnv(t, withTasks(t, j, func(c *Config) { c.MaxInvokes, c.MaxTasksPerCaller, c.DeadlineReserve = 1, 2, 10*time.Second }))
 	within := e.postWithin(e.cfgUsed.DeadlineReserve + 300*time.Millisecond)
 	tok := e.alice(t)
 	e.gw.invokes <- struct{}{} // the one slot is taken
