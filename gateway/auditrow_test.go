@@ -297,12 +297,14 @@ func (d *deadlineRecorder) Record(ctx context.Context, r *audit.Row) {
 }
 
 // TestBurstOfRefusedCallsLeavesEveryGatewayRow (issue 21): a long-lived
-// gateway refuses a burst of calls at once (Lambda throttles them all),
-// and each refusal's row is written before its answer, through a proxy
-// that counts DynamoDB requests in flight: every call has its gateway row
-// in the table, no more than the Auditor's MaxInFlight writes were ever in
-// flight, and the gateway put no deadline of its own on any write (the
-// Auditor's budget starts when the write does, not when it was queued).
+// gateway refuses a burst of calls at once (Lambda throttles them all:
+// RATE_LIMITED, or whatever else a loaded machine makes of 120 Invokes at
+// once), and each refusal's row is written before its answer, through a
+// proxy that counts DynamoDB requests in flight: every call has its
+// gateway row in the table with the code it was answered with, no more
+// than the Auditor's MaxInFlight writes were ever in flight, and the
+// gateway put no deadline of its own on any write (the Auditor's budget
+// starts when the write does, not when it was queued).
 // Before, each row had 5 s from the refusal, queue included, and 190
 // refusals at once on a busy machine left rows as fallback lines.
 func TestBurstOfRefusedCallsLeavesEveryGatewayRow(t *testing.T) {
@@ -337,17 +339,14 @@ func TestBurstOfRefusedCallsLeavesEveryGatewayRow(t *testing.T) {
 	cs := e.mustConnect(t, "bursting-client", "", bearer(e.iss.token(t, "alice", nil)))
 
 	const n = 60
-	ids := make([]string, n)
+	answers := make([]toolError, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "flaky_get", Arguments: map[string]any{"entityId": fmt.Sprintf("b-%d", i)}})
-			var te toolError
-			if err != nil || !res.IsError || json.Unmarshal([]byte(textOf(res)), &te) != nil || te.Error != "RATE_LIMITED" {
+			if err != nil || !res.IsError || json.Unmarshal([]byte(textOf(res)), &answers[i]) != nil || answers[i].callID() == "" {
 				t.Errorf("call %d: %v %+v", i, err, res)
-				return
 			}
-			ids[i] = te.callID()
 		})
 	}
 	wg.Wait()
@@ -358,15 +357,15 @@ func TestBurstOfRefusedCallsLeavesEveryGatewayRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]bool{}
+	codes := map[string]string{}
 	for _, it := range out.Items {
-		if attr(it, "writer") == audit.GatewayWriter && attr(it, "errorCode") == "RATE_LIMITED" {
-			rows[attr(it, "callId")] = true
+		if attr(it, "writer") == audit.GatewayWriter {
+			codes[attr(it, "callId")] = attr(it, "errorCode")
 		}
 	}
-	for i, id := range ids {
-		if !rows[id] {
-			t.Errorf("call %d (%s) has no gateway row; fallback lines:\n%.2000s", i, id, fb.String())
+	for i, a := range answers {
+		if code, ok := codes[a.callID()]; !ok || code != a.Error {
+			t.Errorf("call %d (%s), answered %s: gateway row %t with code %q; fallback lines:\n%.2000s", i, a.callID(), a.Error, ok, code, fb.String())
 		}
 	}
 	if most > audit.DefaultMaxInFlight {

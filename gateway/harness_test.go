@@ -589,6 +589,30 @@ func (e *env) post(t testing.TB, body string, header http.Header) (*http.Respons
 	return resp, b
 }
 
+// postWithin returns e.post for requests served with an invocation's
+// deadline d after they arrive, as on Lambda (the gateway reads it from
+// the request's context and forwards until d less its DeadlineReserve):
+// one call of a test can be given little time while the others keep the
+// default InvokeTimeout. The gateway serves them in process.
+func (e *env) postWithin(d time.Duration) func(testing.TB, string, http.Header) (*http.Response, []byte) {
+	return func(t testing.TB, body string, header http.Header) (*http.Response, []byte) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, e.mcpURL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, vs := range header {
+			req.Header[k] = vs
+		}
+		rec := httptest.NewRecorder()
+		e.gw.ServeHTTP(rec, req)
+		resp := rec.Result()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+}
+
 func newTraceRoot() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])

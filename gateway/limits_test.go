@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -159,5 +161,38 @@ func TestProcessLimitWaitsThenRateLimits(t *testing.T) {
 	// The slot is free again.
 	if b := call("echo_call", 20*time.Second); !strings.Contains(b, `\"entityId\":\"a\"`) {
 		t.Errorf("third call: %s", b)
+	}
+}
+
+// TestAFreeSlotIsTakenPastTheDeadline: a call that reaches its Invoke with
+// its deadline already past (the tasks table slow to admit it, on a busy
+// machine) takes a free slot and fails on its own deadline; only a call
+// that had to wait for a slot is refused for want of one. Before, acquire
+// chose at random between the free slot and the ended context, and such a
+// call was refused half the time as "at its limit of calls in flight"
+// (gateway TestTaskRunsCountAsInvokes failed so under load). A hundred
+// tries: a coin would pass them all once in 2^100.
+func TestAFreeSlotIsTakenPastTheDeadline(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 100 {
+		req, proc := newSlots(1), newSlots(1)
+		release, err := acquire(ended, req, nil, proc)
+		if err != nil {
+			t.Fatalf("free slots, an ended context: %v", err)
+		}
+		if len(req) != 1 || len(proc) != 1 {
+			t.Fatalf("slots taken: %d %d", len(req), len(proc))
+		}
+		release()
+		if len(req) != 0 || len(proc) != 0 {
+			t.Fatalf("slots after release: %d %d", len(req), len(proc))
+		}
+	}
+	// A full limit still refuses, and keeps nothing of what it took.
+	req, proc := newSlots(1), newSlots(1)
+	proc <- struct{}{}
+	if _, err := acquire(ended, req, proc); !errors.Is(err, context.Canceled) || len(req) != 0 || len(proc) != 1 {
+		t.Fatalf("a full process limit: %v, slots %d %d", err, len(req), len(proc))
 	}
 }

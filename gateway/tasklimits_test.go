@@ -98,12 +98,21 @@ func TestWorkingTasksAreCappedPerCallerAndInTotal(t *testing.T) {
 // gateway's Invokes in flight like a synchronous one: with every slot
 // taken it waits until its deadline and is refused (RATE_LIMITED), its
 // task ends failed and its slot is freed — one message or a legacy batch's.
+//
+// The refused calls have an invocation's deadline of their own
+// (postWithin): at most 300 ms of waiting for a slot, then the whole
+// DeadlineReserve, 10 s here, to record the refusal and answer. The tasks
+// that must run have the default invoke timeout. Before, one 300 ms
+// InvokeTimeout served both, and on a busy machine the tasks table's
+// admission of a task that must run took longer: it reached its Invoke
+// past its deadline.
 func TestTaskRunsCountAsInvokes(t *testing.T) {
 	j := newJobs()
-	e := newEnv(t, withTasks(t, j, func(c *Config) { c.MaxInvokes, c.InvokeTimeout, c.MaxTasksPerCaller = 1, 300*time.Millisecond, 2 }))
+	e := newEnv(t, withTasks(t, j, func(c *Config) { c.MaxInvokes, c.MaxTasksPerCaller, c.DeadlineReserve = 1, 2, 10*time.Second }))
+	within := e.postWithin(e.cfgUsed.DeadlineReserve + 300*time.Millisecond)
 	tok := e.alice(t)
 	e.gw.invokes <- struct{}{} // the one slot is taken
-	te := refusedTask(t, e.rpc(t, tok, "tools/call", map[string]any{"name": optionalTool, "arguments": jobIn{EntityID: "x"}}, true, nil))
+	te := refusedTask(t, e.rpcVia(t, within, tok, "tools/call", map[string]any{"name": optionalTool, "arguments": jobIn{EntityID: "x"}}, true, nil))
 	if te.Error != "RATE_LIMITED" || !strings.Contains(te.Message, "in flight") {
 		t.Fatalf("refusal %+v", te)
 	}
@@ -115,7 +124,7 @@ func TestTaskRunsCountAsInvokes(t *testing.T) {
 	}
 	h := bearer(tok)
 	h.Set("Mcp-Protocol-Version", "2025-03-26")
-	resp, body := e.post(t, "["+strings.Join(msgs, ",")+"]", h)
+	resp, body := within(t, "["+strings.Join(msgs, ",")+"]", h)
 	if resp.StatusCode != http.StatusOK || strings.Count(string(body), "RATE_LIMITED") != 2 || strings.Contains(string(body), `"taskId"`) {
 		t.Fatalf("batch: %d %s", resp.StatusCode, body)
 	}

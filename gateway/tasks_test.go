@@ -159,6 +159,12 @@ var rpcSeq atomic.Int64
 // when declare is set. header overrides the headers.
 func (e *env) rpc(t *testing.T, token, method string, params map[string]any, declare bool, header http.Header) rpcAnswer {
 	t.Helper()
+	return e.rpcVia(t, e.post, token, method, params, declare, header)
+}
+
+// rpcVia is rpc sent with post (e.post, or e.postWithin's).
+func (e *env) rpcVia(t *testing.T, post func(testing.TB, string, http.Header) (*http.Response, []byte), token, method string, params map[string]any, declare bool, header http.Header) rpcAnswer {
+	t.Helper()
 	caps := map[string]any{}
 	if declare {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
@@ -185,7 +191,7 @@ func (e *env) rpc(t *testing.T, token, method string, params map[string]any, dec
 	for k, vs := range header {
 		h[k] = vs
 	}
-	resp, b := e.post(t, string(body), h)
+	resp, b := post(t, string(body), h)
 	a := rpcAnswer{status: resp.StatusCode}
 	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatalf("%s: %d %s", method, resp.StatusCode, b)
