@@ -40,6 +40,11 @@ const auditMargin = 50 * time.Millisecond
 // Lambda gives a runtime with internal extensions 500 ms before SIGKILL.
 const shutdownDrain = 300 * time.Millisecond
 
+// keptWriterIdle is how long the after-response audit's writer goroutine
+// waits for the next invocation's row before it ends (audit.Queue.KeepWriters):
+// longer than the gaps of a warm environment's steady traffic.
+const keptWriterIdle = time.Minute
+
 // environmentAudit is the audit the environment configures: no auditor,
 // an auditor written before the response, or a queue of rows written after
 // it.
@@ -79,7 +84,7 @@ func auditFromEnv(ctx context.Context, awsConfig func() (aws.Config, error)) (en
 		// that is not verified yet, so the rows go before the answer.
 		why = fmt.Sprintf("%d concurrent invokes per environment", lambdacontext.MaxConcurrency())
 	default:
-		env.queue = audit.NewQueue(a)
+		env.queue = audit.NewQueue(a).KeepWriters(keptWriterIdle)
 		return env, nil
 	}
 	fmt.Fprintf(os.Stderr, "mcpfn: audit rows are written before the response: %s\n", why)

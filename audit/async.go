@@ -34,6 +34,16 @@ type Queue struct {
 	// flight holds the rows of destructive calls (with an attempt id)
 	// until they are settled, so a late outcome waits for its row.
 	flight map[string]chan struct{}
+	// idle, when writers are kept ([Queue.KeepWriters]), hands a row to a
+	// writer goroutine waiting for one.
+	idle chan job
+	keep time.Duration
+}
+
+// job is one row for a writer: r, of invocation v.
+type job struct {
+	v *invocation
+	r *queued
 }
 
 // invocation is one Lambda request's rows.
@@ -62,6 +72,55 @@ type queued struct {
 // NewQueue returns a Queue writing through a.
 func NewQueue(a *Auditor) *Queue {
 	return &Queue{a: a, inv: map[string]*invocation{}, unsettled: map[*queued]*invocation{}, flight: map[string]chan struct{}{}}
+}
+
+// KeepWriters makes each goroutine that writes a row wait up to idle for
+// the next row before it ends, and returns q; call it before the first row
+// is queued. By default each row is written by a goroutine of its own. A
+// row's write goes deep through the AWS SDK's middleware, so a new
+// goroutine grows its stack from the minimum, copying it at each doubling,
+// on every row: in a Lambda function environment, whose rows come one
+// invocation after another, that was 7 % of the function's CPU with the
+// audit on (docs/benchmarks.md, "The row leaves the caller's path"); a
+// kept writer's stack is already grown. The writers' channel belongs to
+// the goroutine that calls KeepWriters: not for a Queue made outside a
+// testing/synctest bubble and used inside it.
+func (q *Queue) KeepWriters(idle time.Duration) *Queue {
+	q.idle, q.keep = make(chan job), idle
+	return q
+}
+
+// spawn has r written by a writer goroutine: a kept one waiting for a row
+// if there is one, else a new one.
+func (q *Queue) spawn(v *invocation, r *queued) {
+	if q.idle != nil {
+		select {
+		case q.idle <- job{v, r}:
+			return
+		default:
+		}
+	}
+	go q.writer(job{v, r})
+}
+
+// writer writes j, then, when writers are kept, each row handed to it
+// until none comes for q.keep.
+func (q *Queue) writer(j job) {
+	q.write(j.v, j.r)
+	if q.idle == nil {
+		return
+	}
+	t := time.NewTimer(q.keep)
+	defer t.Stop()
+	for {
+		select {
+		case j = <-q.idle:
+		case <-t.C:
+			return
+		}
+		q.write(j.v, j.r)
+		t.Reset(q.keep)
+	}
 }
 
 // Auditor returns the Auditor the Queue writes through.
@@ -143,7 +202,7 @@ func (q *Queue) EnqueueFunc(ctx context.Context, requestID, callID, attemptID st
 	}
 	q.mu.Unlock()
 	if start {
-		go q.write(v, r)
+		q.spawn(v, r)
 	}
 }
 
@@ -224,7 +283,7 @@ func (q *Queue) End(requestID string) {
 	}
 	q.mu.Unlock()
 	for _, r := range rows {
-		go q.write(v, r)
+		q.spawn(v, r)
 	}
 }
 
@@ -313,7 +372,7 @@ func (q *Queue) Drain(ctx context.Context) error {
 	}
 	q.mu.Unlock()
 	for _, s := range starts {
-		go q.write(s.v, s.r)
+		q.spawn(s.v, s.r)
 	}
 	done := make(chan struct{})
 	go func() { q.all.Wait(); close(done) }()
