@@ -3,13 +3,21 @@
 
 SHELL := /bin/bash
 GO ?= go
+# Every go command here runs on Go $(TOOLCHAIN), which the go command fetches
+# from the module proxy on first use (~76 MB, into the module cache): Go
+# 1.26's race detector can crash on its own in testing/synctest bubbles
+# (golang/go#78156; decision 0040). mcpfn itself needs only the go.mod's Go
+# 1.26, which `make test` checks too (`floor`): a module using mcpfn keeps
+# its own toolchain.
+TOOLCHAIN ?= go1.27.3
+export GOTOOLCHAIN := $(TOOLCHAIN)
 # BUILD_TAGS picks the functions' build flavour for `make build` and
 # `sam build` (from the environment too), e.g. BUILD_TAGS=mcpfn_otel;
 # default: the lite build (docs/tracing.md).
 BUILD_TAGS ?=
 NODE_TOOLS := tools/node
 
-.PHONY: all test test-go lint vet staticcheck bench bench-lambda bench-gateway soak local build deps node-deps browser-deps fmt validate-template
+.PHONY: all test floor test-go lint vet staticcheck bench bench-lambda bench-gateway soak local build deps node-deps browser-deps fmt validate-template
 
 all: build
 
@@ -42,8 +50,15 @@ $(NODE_TOOLS)/node_modules/.installed: $(NODE_TOOLS)/package.json $(NODE_TOOLS)/
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-## test: vet, staticcheck and every Go test (DynamoDB Local, X-Ray stand-in included).
-test: deps vet staticcheck test-go
+## test: vet, staticcheck and every Go test (DynamoDB Local, X-Ray stand-in
+## included), and the module built with the machine's own Go (`floor`).
+test: deps floor vet staticcheck test-go
+
+## floor: every package (tests included) compiles with the machine's own Go,
+## not only with $(TOOLCHAIN): what a module using mcpfn on Go 1.26 builds.
+floor:
+	GOTOOLCHAIN=local $(GO) version
+	GOTOOLCHAIN=local $(GO) vet ./...
 
 # The packages with concurrency run under the race detector (once: not
 # again without it); the rest run plainly. Committed fuzz corpora run as
@@ -54,6 +69,7 @@ test: deps vet staticcheck test-go
 RACE_PKGS := ./adapter/ ./audit/ ./calltoken/ ./gateway/
 TRACING_TAGS := mcpfn_xraysdk,mcpfn_otel
 test-go:
+	$(GO) version
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -count=1 -timeout 20m -tags $(TRACING_TAGS) ./localtest/
 	$(GO) test -count=1 -timeout 20m -tags $(TRACING_TAGS) ./audit/ ./gateway/
