@@ -53,10 +53,11 @@ func (f *Function) successResult(output any, validate bool) (json.RawMessage, er
 	return out, nil
 }
 
-// appendJSONString appends s as a JSON string exactly as encoding/json
-// marshals a Go string (HTML characters, U+2028 and U+2029 as \u escapes,
-// invalid UTF-8 as U+FFFD), without the string conversion and the buffer a
-// json.Marshal costs. TestAppendJSONStringIsEncodingJSON holds it to that.
+// appendJSONString appends s as a JSON string as encoding/json marshals a
+// Go string (HTML characters, U+2028 and U+2029 as \u escapes, each byte of
+// invalid UTF-8 as U+FFFD, written \ufffd as Go 1.26's encoding/json does),
+// without the string conversion and the buffer a json.Marshal costs.
+// TestAppendJSONStringIsEncodingJSON holds it to that.
 func appendJSONString(b, s []byte) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
