@@ -190,21 +190,17 @@ func (a *Auditor) Pending(ctx context.Context, row *Row) (prior *Row, err error)
 		row.AttemptID = NewAttemptID()
 	}
 	a.prepare(row, StatusPending)
-	item, err := itemFor(row, a.cfg.EntityDimension)
-	if err == nil {
-		var old map[string]types.AttributeValue
-		_, old, err = a.put(ctx, item, row)
-		if err == nil && old != nil {
-			p, perr := rowFromItem(old)
-			switch {
-			case perr != nil:
-				// A row is there, whatever it says.
-				return &Row{CallID: row.CallID, Status: "unreadable"}, nil
-			case p.AttemptID != row.AttemptID:
-				return &p, nil
-			}
-			// This attempt's own write, sent again after a lost answer.
+	_, old, err := a.put(ctx, itemFor(row, a.cfg.EntityDimension), row)
+	if err == nil && old != nil {
+		p, perr := rowFromItem(old)
+		switch {
+		case perr != nil:
+			// A row is there, whatever it says.
+			return &Row{CallID: row.CallID, Status: "unreadable"}, nil
+		case p.AttemptID != row.AttemptID:
+			return &p, nil
 		}
+		// This attempt's own write, sent again after a lost answer.
 	}
 	if err != nil {
 		a.fallback(row, err)
@@ -295,12 +291,7 @@ func (a *Auditor) settleIDs(row *Row) {
 }
 
 func (a *Auditor) write(ctx context.Context, row *Row) {
-	item, err := itemFor(row, a.cfg.EntityDimension)
-	var res string
-	var held map[string]types.AttributeValue
-	if err == nil {
-		res, held, err = a.put(ctx, item, row)
-	}
+	res, held, err := a.put(ctx, itemFor(row, a.cfg.EntityDimension), row)
 	switch {
 	case err != nil:
 		a.fallback(row, err)

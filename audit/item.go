@@ -136,11 +136,8 @@ func clampDimensions(d map[string]string, entityDimension string) map[string]str
 
 // itemFor builds the DynamoDB item of a prepared row: the row's own
 // attributes plus the computed index attributes.
-func itemFor(r *Row, entityDimension string) (map[string]types.AttributeValue, error) {
-	item, err := attributevalue.MarshalMap(r)
-	if err != nil {
-		return nil, err
-	}
+func itemFor(r *Row, entityDimension string) map[string]types.AttributeValue {
+	item := rowAttributes(r)
 	item["startedAt"] = &types.AttributeValueMemberS{Value: r.StartedAt.UTC().Format(StartedAtLayout)}
 	item[KeyAttribute] = &types.AttributeValueMemberS{Value: r.Key()}
 	// Index keys may not be empty strings: absent means "not in the index".
@@ -163,7 +160,7 @@ func itemFor(r *Row, entityDimension string) (map[string]types.AttributeValue, e
 		delete(item, "dimensions")
 		item["argsTruncated"] = &types.AttributeValueMemberBOOL{Value: true}
 	}
-	return item, nil
+	return item
 }
 
 // EntityKey is the byEntity index key of a dimension: "<name>#<value>".

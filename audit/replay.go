@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // ReplayStats counts what [Replay] did.
@@ -118,11 +117,7 @@ func Replay(ctx context.Context, r io.Reader, a *Auditor, writer string) (Replay
 					res, err = a.late(ctx, row)
 				}
 			} else {
-				var item map[string]types.AttributeValue
-				item, err = itemFor(row, a.cfg.EntityDimension)
-				if err == nil {
-					res, _, err = a.put(ctx, item, row)
-				}
+				res, _, err = a.put(ctx, itemFor(row, a.cfg.EntityDimension), row)
 			}
 			switch {
 			case err != nil:

@@ -52,3 +52,48 @@ func TestIsCredentialShaped(t *testing.T) {
 		}
 	}
 }
+
+// scrubTextEveryExpression is scrubText running every expression on every
+// text: what scrubText's checks may skip must change nothing.
+func scrubTextEveryExpression(s string) string {
+	if strings.Contains(s, "PRIVATE KEY-----") {
+		s = rePEM().ReplaceAllLiteralString(s, Redacted)
+	}
+	s = maskKeyValues(s)
+	s = reAuthScheme().ReplaceAllString(s, "${1}${2}"+Redacted)
+	return reTokenWord().ReplaceAllStringFunc(s, func(w string) string {
+		if IsSecretValue(w) {
+			return Redacted
+		}
+		return w
+	})
+}
+
+var scrubTextSeeds = []string{
+	"", "mcp-inspector/0.17.2", "Go-http-client/1.1", "tools/call", "2025-11-25",
+	"Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345",
+	"BASIC dXNlcjpwYXNzd29yZA==", "baſic abcdefghijklmnop", "bEaReR x",
+	"password=hunter2", `{"api_key":"sk-live-0123456789abcdef0123"}`, "token: \\\"x\\\"",
+	"ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "AKIAIOSFODNN7EXAMPLE",
+	"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+	"a123456789012345", "a12345678901234 5", "\u212a basic", "dial tcp 10.0.0.1:443: i/o timeout",
+}
+
+func TestScrubTextSkipsOnlyWhatCannotMatch(t *testing.T) {
+	for _, s := range scrubTextSeeds {
+		if got, want := scrubText(s), scrubTextEveryExpression(s); got != want {
+			t.Errorf("%q: got %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzScrubTextSkipsOnlyWhatCannotMatch(f *testing.F) {
+	for _, s := range scrubTextSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := scrubText(s), scrubTextEveryExpression(s); got != want {
+			t.Fatalf("%q: got %q, want %q", s, got, want)
+		}
+	})
+}
