@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -287,7 +288,16 @@ func TestViewerRefusesOtherSitesInABrowser(t *testing.T) {
 		if msg, err := chromedp.Run(ctx, chromedp.Evaluate[string]("window.fetched", chromedp.EvalAwaitPromise)); err != nil || msg != "" {
 			t.Fatalf("%s: the page's fetch: %q, %v", r.round, msg, err)
 		}
-		do(chromedp.Click("#go")) // a person following the page's link
+		// A person following the page's link; the next round's Navigate
+		// must not start while that navigation is in flight, or it can take
+		// the link's load event for its own and leave the old page.
+		followed := documentLoaded(t, ctx)
+		do(chromedp.Click("#go"))
+		select {
+		case <-followed:
+		case <-ctx.Done():
+			t.Fatalf("%s: the page the link opened never loaded", r.round)
+		}
 		select {
 		case <-done:
 		case <-ctx.Done():
@@ -316,6 +326,32 @@ func TestViewerRefusesOtherSitesInABrowser(t *testing.T) {
 			t.Errorf("%s: the viewer answered %d with Sec-Fetch-Site %q, want same-origin answered 200", m, got.status, got.site)
 		}
 	}
+}
+
+// documentLoaded returns a channel closed once the tab of ctx has navigated
+// its main frame to a new document and that document has loaded (its load
+// event). Call it before the action that navigates.
+func documentLoaded(t *testing.T, ctx context.Context) <-chan struct{} {
+	t.Helper()
+	loaded := make(chan struct{})
+	lctx, cancel := context.WithCancel(ctx)
+	navigated, closed := false, false // only the tab's reader goroutine calls the func
+	if err := chromedp.Listen(lctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *page.EventFrameNavigated:
+			navigated = navigated || ev.Frame.ParentID == ""
+		case *page.EventLoadEventFired:
+			if navigated && !closed {
+				closed = true
+				close(loaded)
+				cancel()
+			}
+		}
+	}); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return loaded
 }
 
 // viewerRequests records, from the browser's network events, the
