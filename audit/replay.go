@@ -10,7 +10,6 @@ import (
 	"io"
 	"strings"
 	"unicode"
-
 )
 
 // ReplayStats counts what [Replay] did.

@@ -87,11 +87,11 @@ func mayNameScheme(s string) bool {
 		return true
 	}
 	for i := 0; i+5 <= len(s); i++ {
-		switch s[i] | 0x20 {
-		case 'b':
-			if w := s[i+1:]; (len(w) >= 5 && equalFoldASCII(w[:5], "earer")) || equalFoldASCII(w[:4], "asic") {
-				return true
-			}
+		if s[i]|0x20 != 'b' {
+			continue
+		}
+		if w := s[i+1:]; (len(w) >= 5 && equalFoldASCII(w[:5], "earer")) || equalFoldASCII(w[:4], "asic") {
+			return true
 		}
 	}
 	return false
