@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
+	"github.com/mcpfn/mcpfn/internal/lambdatest"
+	"github.com/mcpfn/mcpfn/internal/testseam"
 )
 
 // lateSignal is the auditor, with a signal once a late outcome has been
@@ -24,30 +28,66 @@ func (l lateSignal) Late(ctx context.Context, row *audit.Row) {
 	close(l.written)
 }
 
+// deadlineAt makes a call's deadline come at an event: the call's context
+// ends, as at its deadline, once event is closed (or at the deadline the
+// adapter gave it, if that comes first). The invocation's own context, which
+// bounds the audit's writes, is left as it is.
+func deadlineAt(event <-chan struct{}) testseam.CallDeadlineFunc {
+	return func(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		ctx, end := context.WithCancelCause(ctx)
+		go func() {
+			select {
+			case <-event:
+				end(context.DeadlineExceeded)
+			case <-ctx.Done():
+			}
+		}()
+		return ctx, func() { end(context.Canceled); cancel() }
+	}
+}
+
 // TestAdapterDestructiveTimeoutIsOutcomeUnknownThenLate: a destructive
 // handler that outlives its deadline is answered TIMEOUT, not retryable,
 // "may have taken effect"; its row (the pending row, completed) says stage
 // handler, TIMEOUT, outcome unknown, never a plain failure; and when the
 // handler finishes later in the same process, the row records that.
+//
+// The deadline comes once the handler has started (testseam): the
+// write-ahead row before it is a real DynamoDB Local round trip, which took
+// over 3 s on a machine at load 20, and a deadline at a fixed time then fell
+// before the handler (a retryable TIMEOUT: right, but not this test's
+// stage). The call's own deadline arithmetic (the reserve) is
+// TestAdapterHangingHookLeavesItsFinalRow's.
 func TestAdapterDestructiveTimeoutIsOutcomeUnknownThenLate(t *testing.T) {
 	e := newEnv(t)
-	release := make(chan struct{})
+	release, started := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int32
 	tool := adapter.MustDefine(adapter.ToolDef[pathIn, deleteOut]{
 		Name:        "broadcast_delete",
 		Destructive: true,
 		Handler: func(_ context.Context, _ *adapter.Call, in pathIn) (deleteOut, error) {
-			runs.Add(1)
+			if runs.Add(1) == 1 {
+				close(started)
+			}
 			<-release // a client library that ignores the context
 			return deleteOut{Deleted: in.ID}, nil
 		},
 	})
 	rec := lateSignal{e.auditor(t, audit.Config{}), make(chan struct{})}
 	fn := newFunction(tool, adapter.WithAuditor(rec), adapter.WithReserve(700*time.Millisecond), quietAdapter())
-	// The deadline leaves the write-ahead row (a real DynamoDB Local round
-	// trip) seconds to land, so that on a loaded machine the deadline still
-	// falls in the handler, the stage this test is about.
-	a := answerOf(t, invokeLambdaWithin(t, fn, pathEnvelope(t, "call-slow", pathIn{ID: "b-7"}), "", 4*time.Second))
+	ctx, cancel := lambdatest.Context(context.Background(), lambdatest.Invocation{
+		RequestID:   "req-slow",
+		FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:broadcast_delete",
+		Timeout:     5 * time.Minute, // bounds the rows' writes; the call's deadline is at started
+	})
+	defer cancel()
+	ctx = testseam.WithCallDeadline(ctx, deadlineAt(started))
+	out, err := lambda.NewHandler(fn).Invoke(ctx, pathEnvelope(t, "call-slow", pathIn{ID: "b-7"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := answerOf(t, out)
 	if a == nil || a.Error != "TIMEOUT" || a.Retryable || !strings.Contains(a.Hint, "may have taken effect") {
 		t.Fatalf("answer: %+v", a)
 	}
