@@ -297,6 +297,11 @@ type Config struct {
 
 	// ServerName and ServerVersion are the MCP server implementation info.
 	ServerName, ServerVersion string
+
+	// FirstAnswer, if set, is called once, when the gateway has written its
+	// first answer to a tools/call (the mcpfn-gateway command ends its
+	// start-up collector setting there: internal/startgc).
+	FirstAnswer func()
 }
 
 // ToolsListMode is [Config.ToolsList].

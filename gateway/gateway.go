@@ -43,7 +43,9 @@ type Gateway struct {
 	allowed map[string]bool // AllowedOrigins, for CORS response headers
 	signer  *calltoken.Signer
 	tools   map[string]*adapter.Tool
-	invokes slots // MaxInvokes: Invokes in flight in the process
+	// firstAnswer is Config.FirstAnswer, called once.
+	firstAnswer func()
+	invokes     slots // MaxInvokes: Invokes in flight in the process
 	// unsentRetryer retries a destructive tool's Invoke only when the
 	// function cannot have run (decision 0015).
 	unsentRetryer aws.Retryer
@@ -160,6 +162,9 @@ func New(cfg Config) (*Gateway, error) {
 		g.payloads = claimcheck.FromClient(cfg.PayloadsBucket, client)
 	}
 	g.maxBody = g.largestBody()
+	if cfg.FirstAnswer != nil {
+		g.firstAnswer = sync.OnceFunc(cfg.FirstAnswer)
+	}
 	if g.invoker == nil {
 		awsCfg, err := clients.config()
 		if err != nil {
@@ -410,6 +415,9 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request, msg []byte, r
 		return
 	}
 	_, batched := w.(*bufferedResponse)
+	if ri.method == "tools/call" && g.firstAnswer != nil {
+		defer g.firstAnswer() // after sw.finish: the answer is written
+	}
 	// Every JSON-RPC error answering this message goes out on the status of
 	// its revision's table (rpcstatus.go), the go-sdk's included.
 	ri.errorStatus = errorStatusOf(r.Header, msg)

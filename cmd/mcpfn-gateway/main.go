@@ -6,6 +6,8 @@
 // RESPONSE_STREAM Function URL; under `mcpfn local` it serves the socket the
 // local stack hands it (internal/localgateway); elsewhere it listens on
 // MCPFN_LISTEN_ADDR (default 127.0.0.1:8080). Configuration: docs/gateway.md.
+// Until its first tools/call is answered it collects garbage at GOGC=400
+// unless GOGC or GOMEMLIMIT is set (internal/startgc).
 package main
 
 import (
@@ -14,13 +16,17 @@ import (
 	"github.com/mcpfn/mcpfn/catalog"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/internal/localgateway"
+	"github.com/mcpfn/mcpfn/internal/startgc"
 )
 
 func main() {
+	// The collector's first cycles wait for the first answer (internal/startgc).
+	endStartGC := startgc.Begin()
 	cfg, err := gateway.ConfigFromEnv()
 	if err != nil {
 		log.Fatal(err)
 	}
+	cfg.FirstAnswer = endStartGC
 	local := localgateway.Requested()
 	if local {
 		cfg.Logger = localgateway.Logger()
