@@ -1,9 +1,8 @@
 // Package startgc moves a process's first garbage collections past its
 // first answer. A Go process starts with a 4 MB heap goal; the AWS SDK's
 // tables and a first request's decoders, readers and clients cross it, so
-// a cold start runs one or two collection cycles — their mark workers
-// taking an idle CPU and the allocating goroutines' assists — before it
-// answers. From Begin until its end (the first answer, or a time limit,
+// a cold start runs one or two collection cycles — their mark work and
+// the allocating goroutines' assists — before it answers. From Begin until its end (the first answer, or a time limit,
 // whichever comes first) the collector runs at a higher GOGC, so those
 // cycles come after the answer instead: the CPU is spent all the same,
 // later, and the heap may grow to five times its live size meanwhile
