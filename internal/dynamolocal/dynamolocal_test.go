@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -188,8 +189,9 @@ func TestNoOrphanWhenParentKilled(t *testing.T) {
 	requireJava(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
+	tmp := t.TempDir()
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "DYNAMOLOCAL_ORPHAN_CHILD=1")
+	child.Env = append(os.Environ(), "DYNAMOLOCAL_ORPHAN_CHILD=1", "TMPDIR="+tmp)
 	stdout, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +221,69 @@ func TestNoOrphanWhenParentKilled(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+
+	// The killed pair left the JVM's temporary directory behind; the next
+	// Start on the machine removes it, its process being gone.
+	if left := entries(t, tmp); len(left) != 1 || !strings.HasPrefix(left[0], "mcpfn-dynamodb-local-"+strconv.Itoa(child.Process.Pid)+"-") {
+		t.Fatalf("after the kill, %s holds %q; want the child's JVM directory", tmp, left)
+	}
+	t.Setenv("TMPDIR", tmp)
+	s, err := dynamolocal.Start(ctx, dynamolocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if left := entries(t, tmp); len(left) != 1 || filepath.Join(tmp, left[0]) != dynamolocal.TmpDir(s) {
+		t.Fatalf("after a new Start, %s holds %q; want only the new JVM's directory %s", tmp, left, dynamolocal.TmpDir(s))
+	}
+}
+
+// TestLeavesNothingInTheTemporaryDirectory: DynamoDB Local unpacks its
+// SQLite library into java.io.tmpdir at every start and removes it only at a
+// clean exit, which a SIGKILL never gives; every start's copy once stayed in
+// /tmp. The JVM gets a directory of its own, gone once it has stopped.
+// Another live process's directory is left alone.
+func TestLeavesNothingInTheTemporaryDirectory(t *testing.T) {
+	requireJava(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	inUse := filepath.Join(tmp, "mcpfn-dynamodb-local-"+strconv.Itoa(os.Getpid())+"-inuse")
+	if err := os.Mkdir(inUse, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := dynamolocal.Start(t.Context(), dynamolocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := dynamolocal.TmpDir(s)
+	if filepath.Dir(own) != tmp {
+		t.Fatalf("the JVM's temporary directory %s is not in $TMPDIR %s", own, tmp)
+	}
+	if _, err := s.Client(t.Context()).ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if files := entries(t, own); !slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, "sqlite") }) {
+		t.Fatalf("%s holds %q: the JVM unpacked its SQLite library elsewhere", own, files)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if left := entries(t, tmp); !slices.Equal(left, []string{filepath.Base(inUse)}) {
+		t.Fatalf("after Stop, %s holds %q; want only the live process's %s", tmp, left, filepath.Base(inUse))
+	}
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 func requireJava(t *testing.T) {

@@ -6,3 +6,6 @@ func PID(s *Server) int { return s.cmd.Process.Pid }
 
 // MaxHeapFlag exposes the -Xmx flag an Options starts the JVM with.
 func MaxHeapFlag(o Options) (string, error) { return maxHeapFlag(o) }
+
+// TmpDir exposes the JVM's own temporary directory.
+func TmpDir(s *Server) string { return s.tmpDir }

@@ -75,7 +75,8 @@ type Server struct {
 
 	// Nil for an external endpoint: Stop then has nothing to kill.
 	cmd      *exec.Cmd
-	exited   chan struct{} // closed once cmd.Wait has returned
+	tmpDir   string        // the JVM's java.io.tmpdir, removed once it has exited
+	exited   chan struct{} // closed once cmd.Wait has returned and tmpDir is gone
 	waitErr  error         // cmd.Wait's result, valid after exited is closed
 	output   *tailBuffer
 	stopOnce sync.Once
@@ -186,7 +187,13 @@ func start(ctx context.Context, java, jarDir, heap string, port int, stdout io.W
 	if stdout != nil {
 		out = io.MultiWriter(stdout, s.output)
 	}
+	tmp, err := newTmpDir()
+	if err != nil {
+		return nil, fmt.Errorf("dynamolocal: %w", err)
+	}
+	s.tmpDir = tmp
 	args := append(slices.Clip(jvmFlags), heap,
+		"-Djava.io.tmpdir="+tmp,
 		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"),
 		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
 		"-inMemory", "-sharedDb", "-disableTelemetry",
@@ -214,11 +221,13 @@ func start(ctx context.Context, java, jarDir, heap string, port int, stdout io.W
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the JVM
 		if err := s.cmd.Start(); err != nil {
+			_ = os.RemoveAll(tmp)
 			started <- err
 			return
 		}
 		started <- nil
 		s.waitErr = s.cmd.Wait()
+		_ = os.RemoveAll(tmp)
 		close(s.exited)
 	}()
 	if err := <-started; err != nil {
