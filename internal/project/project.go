@@ -6,8 +6,6 @@
 package project
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"go/build"
@@ -113,17 +111,6 @@ func CacheDir() (string, error) {
 		return "", fmt.Errorf("no cache directory (%v): set %s", err, EnvCacheDir)
 	}
 	return filepath.Join(d, "mcpfn"), nil
-}
-
-// BuildDir is where mcpfn builds this project's functions for this
-// machine, in the per-user cache and apart from other projects'.
-func (p *Project) BuildDir() (string, error) {
-	c, err := CacheDir()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(p.Root))
-	return filepath.Join(c, "projects", hex.EncodeToString(sum[:6]), "bin"), nil
 }
 
 // OwnFunction is the Go main package of a function of the project's own (not
