@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/mcpfn/mcpfn/internal/testseam"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -62,7 +61,7 @@ func (f *Function) runCall(parent context.Context, d *decoded, index int, lc *la
 	r.ctx = context.WithValue(parent, callKey{}, r.call)
 	if dl, ok := parent.Deadline(); ok {
 		var cancel context.CancelFunc
-		r.ctx, cancel = testseam.CallDeadline(parent)(r.ctx, dl.Add(-f.opts.reserve))
+		r.ctx, cancel = callDeadline(parent)(r.ctx, dl.Add(-f.opts.reserve))
 		defer cancel()
 	}
 	defer func() {

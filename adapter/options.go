@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
+	"github.com/mcpfn/mcpfn/claimcheck"
 )
 
 // Limits bound what one invocation may cost. Exceeding one is a clear error

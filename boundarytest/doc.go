@@ -1,4 +1,4 @@
-// Package boundarytest holds the test that keeps the framework apart from
+// Package boundarytest holds the tests that keep the framework apart from
 // its demo (DESIGN.md §1 and §8: the demo is a user of mcpfn like any
 // other, and nothing in mcpfn names it). The demo is handlers/ and
 // functions/; every other package of the module — the framework, its
@@ -9,7 +9,11 @@
 // project's tools it reads from their declarations (the catalog file), as
 // it does here.
 //
-// The test asks `go list -deps -test` for the whole graph, so an import
+// A second test keeps the module's imports running one way: the framework's
+// public packages import nothing under internal/; only the kits and
+// commands above them do (decision 0042).
+//
+// The tests ask `go list -deps -test` for the whole graph, so an import
 // through any number of packages counts, and names the chain that reaches
 // the demo.
 package boundarytest

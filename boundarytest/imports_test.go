@@ -138,3 +138,34 @@ func TestNoTestImportsTheDemo(t *testing.T) {
 		t.Fatalf("checked %d test binaries: go list's output is not what this test reads", checked)
 	}
 }
+
+// above are the packages that may import the module's internal packages:
+// the kits and commands built on everything else (decision 0042).
+var above = []string{"cmd", "bench", "localtest", "mcpfntest", "internal"}
+
+// TestOnlyTheKitsAndCommandsImportInternal: the framework's public packages
+// (the adapter, the gateway, the audit, the stores, the wire format, the
+// claim check, …) import no package under internal/, so the module's
+// imports run one way: internal/ builds on them, never the reverse.
+func TestOnlyTheKitsAndCommandsImportInternal(t *testing.T) {
+	graph := packageGraph(t)
+	checked := 0
+	for path, p := range graph {
+		rel, ok := strings.CutPrefix(path, module+"/")
+		if p.Standard || p.ForTest != "" || strings.HasSuffix(path, ".test") || !ok || isDemo(path) {
+			continue
+		}
+		if top, _, _ := strings.Cut(rel, "/"); slices.Contains(above, top) || strings.Contains(rel, "/internal/") || strings.HasSuffix(rel, "/internal") {
+			continue
+		}
+		checked++
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/internal/") {
+				t.Errorf("%s imports %s: a public package builds on nothing under internal/ (decision 0042)", rel, strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("checked %d packages: go list's output is not what this test reads", checked)
+	}
+}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
+	"github.com/mcpfn/mcpfn/claimcheck"
 	"github.com/mcpfn/mcpfn/wire"
 )
 

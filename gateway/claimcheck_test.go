@@ -18,8 +18,8 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
-	"github.com/mcpfn/mcpfn/internal/claimcheck/claimtest"
+	"github.com/mcpfn/mcpfn/claimcheck"
+	"github.com/mcpfn/mcpfn/internal/claimtest"
 	"github.com/mcpfn/mcpfn/wire"
 )
 

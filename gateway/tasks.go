@@ -20,7 +20,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/audit"
 	"github.com/mcpfn/mcpfn/calltoken"
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
+	"github.com/mcpfn/mcpfn/claimcheck"
 	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/mcpfn/mcpfn/audit"
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
+	"github.com/mcpfn/mcpfn/claimcheck"
 	"github.com/mcpfn/mcpfn/wire"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/audit"
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
-	"github.com/mcpfn/mcpfn/internal/claimcheck/claimtest"
+	"github.com/mcpfn/mcpfn/claimcheck"
+	"github.com/mcpfn/mcpfn/internal/claimtest"
 	"github.com/mcpfn/mcpfn/wire"
 )
 

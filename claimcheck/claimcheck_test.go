@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
-	"github.com/mcpfn/mcpfn/internal/claimcheck/claimtest"
+	"github.com/mcpfn/mcpfn/claimcheck"
+	"github.com/mcpfn/mcpfn/internal/claimtest"
 	"github.com/mcpfn/mcpfn/wire"
 )
 

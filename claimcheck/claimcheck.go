@@ -5,6 +5,11 @@
 // it. The adapter (results, and the arguments it reads), the gateway
 // (arguments, and the results it resolves or presigns) and `mcpfn audit
 // verify` share it, so the three agree on what a reference proves.
+//
+// It is public for whoever reads or writes those payloads without the
+// gateway: a client of your own that invokes a tool function directly gets
+// a large result as a [wire.ObjectRef] and reads it with [Store.Read],
+// which refuses bytes whose hash is not the reference's (decision 0042).
 package claimcheck
 
 import (

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/mcpfn/mcpfn/internal/claimcheck"
+	"github.com/mcpfn/mcpfn/claimcheck"
 	"github.com/mcpfn/mcpfn/internal/s3standin"
 )
 
