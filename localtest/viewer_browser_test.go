@@ -47,6 +47,22 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// browser is chromedp's options for a headless Chromium at bin, with extra.
+// Chromium is given a temporary directory of its own, removed after the
+// test: it keeps an org.chromium.Chromium.* directory in $TMPDIR while it
+// runs, which the kill at the test's end left in /tmp every run. The
+// removal is best effort: a renderer still exiting must not fail the test.
+func browser(t *testing.T, bin string, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "mcpfn-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Env("TMPDIR="+tmp))
+	return append(opts, extra...)
+}
+
 // TestViewerInABrowser runs a 50-worker round of calls through the gateway
 // and looks at them in the audit viewer with headless Chromium: every call
 // is listed with its tool and caller, the filter form narrows the list, a
@@ -107,8 +123,7 @@ func TestViewerInABrowser(t *testing.T) {
 	}
 	checkSpans(t, []audit.Row{created}) // its segments have reached xray.jsonl
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), browser(t, bin, chromedp.WindowSize(1280, 900))...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
@@ -259,9 +274,7 @@ func TestViewerRefusesOtherSitesInABrowser(t *testing.T) {
 	// hostile.test resolves to loopback, so no rule for public pages
 	// reaching private addresses gets in the way: what stops the requests
 	// is the viewer's answer.
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.Flag("host-resolver-rules", "MAP hostile.test 127.0.0.1"))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), browser(t, bin, chromedp.Flag("host-resolver-rules", "MAP hostile.test 127.0.0.1"))...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
