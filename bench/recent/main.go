@@ -1,7 +1,9 @@
 // Command recent times the audit viewer's listing (audit.Auditor.RecentRows,
 // newest 100) on a DynamoDB Local table of -n audit rows of about 1 KB,
 // read as one unsplit Scan (the table described as empty) and in segments
-// (as the viewer reads it), alternated -rounds times:
+// (as the viewer reads it), alternated -rounds times; and the viewer's
+// caller page (newest 100 rows of one byCaller partition: every row is one
+// caller's):
 //
 //	go run ./bench/recent -n 50000 -rounds 2
 //
@@ -82,7 +84,8 @@ func run(n, rounds int) error {
 		wg.Go(func() {
 			for i := range next {
 				row := &audit.Row{Tool: "broadcast_get", CallID: fmt.Sprintf("call-%07d", i), StartedAt: base.Add(time.Duration(i) * time.Millisecond),
-					Status: audit.StatusDone, ArgsPreview: string(pad), TraceID: "1-00000000-000000000000000000000000"}
+					Status: audit.StatusDone, ArgsPreview: string(pad), TraceID: "1-00000000-000000000000000000000000",
+					CallerSubject: "user-1", CallerAuthMethod: "jwt", CallerIssuer: "https://issuer.example"}
 				a.Record(ctx, row)
 			}
 		})
@@ -106,6 +109,15 @@ func run(n, rounds int) error {
 			}
 			fmt.Printf("round %d  %-8s  %d rows  %v\n", r+1, mode.name, len(rows), time.Since(t0).Round(time.Millisecond))
 		}
+		// The viewer's caller page: a Query of one byCaller partition
+		// (every row is one caller's), newest 100.
+		key := audit.CallerKeyOf(&audit.Row{CallerSubject: "user-1", CallerAuthMethod: "jwt", CallerIssuer: "https://issuer.example"})
+		t0 := time.Now()
+		rows, err := a.CallerKeyRows(ctx, key, audit.QueryOptions{Limit: 100, Newest: true})
+		if err != nil {
+			return fmt.Errorf("caller: %w", err)
+		}
+		fmt.Printf("round %d  %-8s  %d rows  %v\n", r+1, "caller", len(rows), time.Since(t0).Round(time.Millisecond))
 	}
 	return nil
 }
