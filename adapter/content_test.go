@@ -66,8 +66,8 @@ func TestContentBlocksOnTheWire(t *testing.T) {
 	if strings.Contains(string(lb), "outputSchema") {
 		t.Fatalf("tools/list advertises an output schema for a Content tool: %s", lb)
 	}
-	if tool.MCPTool().OutputSchema != nil {
-		t.Fatalf("MCPTool().OutputSchema = %#v, want nil", tool.MCPTool().OutputSchema)
+	if out := listing(t, tool).OutputSchema; out != nil {
+		t.Fatalf("Listing().OutputSchema = %s, want none", out)
 	}
 }
 

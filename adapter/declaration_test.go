@@ -57,8 +57,8 @@ func TestDeclarationRoundTripsThroughJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.Marshal(tool.MCPTool())
-	got, _ := json.Marshal(rebuilt.MCPTool())
+	want, _ := json.Marshal(listing(t, tool))
+	got, _ := json.Marshal(listing(t, rebuilt))
 	if !bytes.Equal(got, want) {
 		t.Fatalf("rebuilt tool lists as\n%s\nthe tool as\n%s", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapter"
+	"github.com/mcpfn/mcpfn/mcptool"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -199,7 +200,12 @@ func TestJSONRPCProtocolMethods(t *testing.T) {
 	if err := json.Unmarshal(raw, &list); err != nil || len(list.Result.Tools) != 1 || list.ID != "l" {
 		t.Fatalf("tools/list = %s", raw)
 	}
-	want := mustJSON(t, tool.MCPTool())
+	// As the go-sdk's type writes it: the gateway lists it so.
+	mt, err := mcptool.Of(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustJSON(t, mt)
 	if !bytes.Equal(list.Result.Tools[0], want) {
 		t.Fatalf("tools/list differs from the definition:\n%s\n%s", list.Result.Tools[0], want)
 	}

@@ -47,7 +47,7 @@ type plainDeclaration Declaration
 // name, annotations, scopes, task support, limits and needs, checked as
 // [ToolFromDeclaration] checks them, and its schemas as the JSON they were
 // written in, which must be JSON objects, the input's of type "object".
-// [Tool.MCPTool] lists them as they are — as ToolFromDeclaration's tool
+// [Tool.Listing] lists them as they are — as ToolFromDeclaration's tool
 // lists them, for a declaration `mcpfn template` wrote. They are decoded
 // and resolved only when asked for as schemas: [Tool.InputSchema],
 // [Tool.OutputSchema] and [Tool.Declaration] (nil schemas if they do not

@@ -59,8 +59,8 @@ func TestForwardedToolIsItsDeclaration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []*adapter.Tool{tool, eager} {
-		w, _ := json.Marshal(want.MCPTool())
-		g, _ := json.Marshal(fwd.MCPTool())
+		w, _ := json.Marshal(listing(t, want))
+		g, _ := json.Marshal(listing(t, fwd))
 		if !bytes.Equal(g, w) {
 			t.Fatalf("the forwarded tool lists as\n%s\nwant\n%s", g, w)
 		}
@@ -77,8 +77,8 @@ func TestForwardedToolIsItsDeclaration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, _ := fwd.MCPTool().InputSchema.(json.RawMessage)
-		out, _ := fwd.MCPTool().OutputSchema.(json.RawMessage)
+		l := listing(t, fwd)
+		in, out := l.InputSchema, l.OutputSchema
 		if w, _ := json.Marshal(eager.InputSchema()); !bytes.Equal(in, w) {
 			t.Fatalf("input schema listed as\n%s\nwant\n%s", in, w)
 		}
@@ -145,7 +145,7 @@ func TestForwardedToolDecodesNoSchemaUntilAsked(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ForwardedTool decoded a schema: %v", err)
 	}
-	got, _ := json.Marshal(fwd.MCPTool().InputSchema)
+	got, _ := json.Marshal(listing(t, fwd).InputSchema)
 	if want := `{"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}}`; string(got) != want {
 		t.Fatalf("listed %s, want %s", got, want)
 	}

@@ -294,3 +294,14 @@ func (r *recorder) only(t testing.TB) observed {
 	}
 	return r.done[0]
 }
+
+// listing is tool's tools/list entry; a tool whose schemas do not marshal
+// fails the test.
+func listing(t testing.TB, tool *adapter.Tool) adapter.Listing {
+	t.Helper()
+	l, err := tool.Listing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -220,7 +220,11 @@ func (f *Function) serve(ctx context.Context, d *decoded, index int, lc *lambdac
 func (f *Function) serveProtocol(d *decoded) response {
 	switch d.method {
 	case "tools/list":
-		b, _ := json.Marshal(map[string]any{"tools": []any{f.tool.MCPTool()}})
+		l, err := f.tool.Listing()
+		if err != nil {
+			return response{rpcErr: &wire.RPCError{Code: wire.RPCInternalError, Message: err.Error()}}
+		}
+		b, _ := json.Marshal(map[string]any{"tools": []Listing{l}})
 		return response{result: b}
 	case "initialize":
 		b, _ := json.Marshal(map[string]any{

@@ -1,10 +1,8 @@
 package adapter
 
 import (
-	"bytes"
 	"context"
 	"encoding"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	json "github.com/segmentio/encoding/json"
 
 	"github.com/mcpfn/mcpfn/audit"
@@ -315,6 +312,9 @@ func schemaFor[T any](given *jsonschema.Schema) (*jsonschema.Schema, error) {
 // Name returns the tool's name.
 func (t *Tool) Name() string { return t.name }
 
+// Description returns the tool's description.
+func (t *Tool) Description() string { return t.description }
+
 // MaxArgumentBytesLimit bounds ToolDef.MaxArgumentBytes: a Function URL
 // request reaches the gateway as an invocation event of at most 6 MiB
 // (Lambda's synchronous payload, 6,291,456 bytes) holding the body as a JSON
@@ -328,6 +328,12 @@ func (t *Tool) MaxArgumentBytes() int { return t.maxArgs }
 
 // Destructive reports whether the tool is annotated destructive.
 func (t *Tool) Destructive() bool { return t.destructive }
+
+// ReadOnly reports whether the tool is annotated read-only.
+func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// Idempotent reports whether the tool is annotated idempotent.
+func (t *Tool) Idempotent() bool { return t.idem }
 
 // Scopes returns the scopes a caller must hold.
 func (t *Tool) Scopes() []string { return append([]string(nil), t.scopes...) }
@@ -350,44 +356,6 @@ func (t *Tool) OutputSchema() *jsonschema.Schema {
 		return nil
 	}
 	return s.outSchema.CloneSchemas()
-}
-
-// MCPTool returns the tool as MCP's tools/list describes it. The gateway and a
-// function's own tools/list both use it, so the two cannot drift.
-func (t *Tool) MCPTool() *mcp.Tool {
-	destructive := t.destructive
-	openWorld := t.ow
-	mt := &mcp.Tool{
-		Name:        t.name,
-		Title:       t.title,
-		Description: t.description,
-		Annotations: &mcp.ToolAnnotations{
-			Title:           t.title,
-			ReadOnlyHint:    t.readOnly,
-			DestructiveHint: &destructive,
-			IdempotentHint:  t.idem,
-			OpenWorldHint:   &openWorld,
-		},
-	}
-	switch {
-	case t.fwd != nil:
-		// A forwarded tool lists its schemas' JSON as it is.
-		mt.InputSchema = stdjson.RawMessage(bytes.Clone(t.fwd.in))
-		if t.fwd.out != nil {
-			mt.OutputSchema = stdjson.RawMessage(bytes.Clone(t.fwd.out))
-		}
-	default:
-		mt.InputSchema = t.inSchema.CloneSchemas()
-		// A Content tool may have no output schema; a typed nil
-		// in the field would read as a schema to the go-sdk.
-		if t.outSchema != nil {
-			mt.OutputSchema = t.outSchema.CloneSchemas()
-		}
-	}
-	if len(t.scopes) > 0 {
-		mt.Meta = mcp.Meta{"mcpfn/scopes": t.Scopes()}
-	}
-	return mt
 }
 
 var (

@@ -100,8 +100,8 @@ func TestDeclareListsLikeDefineAndBindsPerDependency(t *testing.T) {
 	})
 	bound := labelDef
 	bound.Handler = labelHandler
-	a, _ := json.Marshal(declared.Tool().MCPTool())
-	b, _ := json.Marshal(adapter.MustDefine(bound).MCPTool())
+	a, _ := json.Marshal(listing(t, declared.Tool()))
+	b, _ := json.Marshal(listing(t, adapter.MustDefine(bound)))
 	if string(a) != string(b) {
 		t.Fatalf("declared tool lists as\n%s\nbound tool as\n%s", a, b)
 	}
@@ -129,7 +129,7 @@ func TestDefineRecognisesContent(t *testing.T) {
 		return &adapter.Content{Blocks: []adapter.Block{adapter.Text("ok")}}, nil
 	}
 	tool := adapter.MustDefine(adapter.ToolDef[chartIn, *adapter.Content]{Name: "chart", Handler: h})
-	if tool.OutputSchema() != nil || tool.MCPTool().OutputSchema != nil {
+	if tool.OutputSchema() != nil || listing(t, tool).OutputSchema != nil {
 		t.Fatalf("a *Content tool advertises output schema %v", tool.OutputSchema())
 	}
 	got := invokeRPC(t, newFunction(tool), "tools/call", `{"name":"chart","arguments":{}}`)

@@ -34,14 +34,13 @@ type SchemaDefinition struct {
 // description, properties, required and items; the constraints it drops
 // (lengths, patterns, bounds) are still enforced by the function itself.
 func Definition(t *adapter.Tool) (ToolDefinition, error) {
-	mt := t.MCPTool()
-	def := ToolDefinition{Name: mt.Name, Description: mt.Description}
+	def := ToolDefinition{Name: t.Name(), Description: t.Description()}
 	var err error
 	if def.InputSchema, err = convert(t.InputSchema()); err != nil {
-		return def, fmt.Errorf("%s input: %w", mt.Name, err)
+		return def, fmt.Errorf("%s input: %w", def.Name, err)
 	}
 	if def.OutputSchema, err = convert(t.OutputSchema()); err != nil {
-		return def, fmt.Errorf("%s output: %w", mt.Name, err)
+		return def, fmt.Errorf("%s output: %w", def.Name, err)
 	}
 	return def, nil
 }

@@ -13,6 +13,10 @@
 // public packages import nothing under internal/; only the kits and
 // commands above them do (decision 0042).
 //
+// A third keeps the MCP go-sdk out of every tool function: the adapter
+// lists its tool with a type of its own, and only the servers (the gateway,
+// package mcptool) link the go-sdk.
+//
 // The tests ask `go list -deps -test` for the whole graph, so an import
 // through any number of packages counts, and names the chain that reaches
 // the demo.

@@ -169,3 +169,29 @@ func TestOnlyTheKitsAndCommandsImportInternal(t *testing.T) {
 		t.Fatalf("checked %d packages: go list's output is not what this test reads", checked)
 	}
 }
+
+// TestAToolFunctionLinksNoMCPSDK: what a tool function imports (the adapter,
+// and a whole function written with it: bench-lambda's echo) does not
+// depend on the MCP go-sdk; its tools/list entry is the adapter's own
+// (adapter.Listing), which package mcptool turns into the go-sdk's type for
+// the servers that list it. The go-sdk would add its package init to every
+// function's cold start (docs/benchmarks.md).
+func TestAToolFunctionLinksNoMCPSDK(t *testing.T) {
+	graph := packageGraph(t)
+	const sdk = "github.com/modelcontextprotocol/go-sdk"
+	for _, path := range []string{module + "/adapter", module + "/bench/lambda/mcpfn_echo"} {
+		p, ok := graph[path]
+		if !ok {
+			t.Fatalf("go list does not list %s: this test checks nothing", path)
+		}
+		for _, d := range p.Deps {
+			if d == sdk || strings.HasPrefix(d, sdk+"/") {
+				t.Errorf("%s depends on %s", strings.TrimPrefix(path, module+"/"), d)
+			}
+		}
+	}
+	// The check can fail: the gateway, which serves with the go-sdk, does.
+	if p := graph[module+"/gateway"]; !slices.ContainsFunc(p.Deps, func(d string) bool { return strings.HasPrefix(d, sdk+"/") }) {
+		t.Fatalf("the gateway does not depend on %s either: go list's output is not what this test reads", sdk)
+	}
+}

@@ -42,7 +42,7 @@ func TestToolsFromEnvAreTheCatalogsDeclaredTools(t *testing.T) {
 		if string(mustJSON(t, got[i].Declaration())) != string(mustJSON(t, want[i].Declaration())) {
 			t.Errorf("tool %s: declarations differ", got[i].Name())
 		}
-		if g, w := mustJSON(t, got[i].MCPTool()), mustJSON(t, want[i].MCPTool()); string(g) != string(w) {
+		if g, w := mustJSON(t, listing(t, got[i])), mustJSON(t, listing(t, want[i])); string(g) != string(w) {
 			t.Errorf("tool %s lists as\n%s\nwant\n%s", got[i].Name(), g, w)
 		}
 	}
@@ -122,4 +122,13 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func listing(t *testing.T, tool *adapter.Tool) adapter.Listing {
+	t.Helper()
+	l, err := tool.Listing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

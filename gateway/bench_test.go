@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/internal/lambdatest"
 	"github.com/mcpfn/mcpfn/internal/secretsstandin"
+	"github.com/mcpfn/mcpfn/mcptool"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -72,7 +73,11 @@ func benchTool(b *testing.B) *adapter.Tool {
 // BenchmarkInProcessSDK is the baseline: the handler runs in the MCP server.
 func BenchmarkInProcessSDK(b *testing.B) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	server.AddTool(benchTool(b).MCPTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	mt, err := mcptool.Of(benchTool(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	server.AddTool(mt, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return benchResult, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{

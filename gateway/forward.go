@@ -34,10 +34,7 @@ func (g *Gateway) forwarder(t *adapter.Tool, function string) mcp.ToolHandler {
 	// A destructive, non-idempotent tool whose outcome is unknown (the
 	// function crashed or timed out mid-call) must not be retried blindly:
 	// the first attempt may have taken effect.
-	var unsafeRetry bool
-	if a := t.MCPTool().Annotations; a != nil && a.DestructiveHint != nil {
-		unsafeRetry = *a.DestructiveHint && !a.IdempotentHint
-	}
+	unsafeRetry := t.Destructive() && !t.Idempotent()
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
 		if ri == nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapter"
 	"github.com/mcpfn/mcpfn/calltoken"
 	"github.com/mcpfn/mcpfn/claimcheck"
+	"github.com/mcpfn/mcpfn/mcptool"
 	"github.com/mcpfn/mcpfn/taskstore"
 	"github.com/mcpfn/mcpfn/wire"
 )
@@ -219,7 +220,7 @@ func New(cfg Config) (*Gateway, error) {
 		}
 	}
 	for _, t := range cfg.Tools {
-		mt, err := listedTool(t)
+		mt, err := mcptool.Of(t)
 		if err != nil {
 			stop()
 			return nil, err
@@ -243,29 +244,6 @@ func New(cfg Config) (*Gateway, error) {
 	g.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &opts)
 	g.mcpSSE = g.sseHandler(opts)
 	return g, nil
-}
-
-// listedTool is t's MCP definition with its schemas as JSON bytes. The
-// go-sdk marshals a tool's input schema again on every tools/call (looking
-// for x-mcp-header annotations) and both schemas on every tools/list: a
-// *jsonschema.Schema is marshalled by reflection each time, bytes are only
-// copied (issue 21's profile: a tenth of the gateway's CPU per call). The
-// JSON is the same, so tools/list is unchanged.
-func listedTool(t *adapter.Tool) (*mcp.Tool, error) {
-	mt := t.MCPTool()
-	in, err := json.Marshal(mt.InputSchema)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: tool %s: input schema: %w", t.Name(), err)
-	}
-	mt.InputSchema = json.RawMessage(in)
-	if mt.OutputSchema != nil {
-		out, err := json.Marshal(mt.OutputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("gateway: tool %s: output schema: %w", t.Name(), err)
-		}
-		mt.OutputSchema = json.RawMessage(out)
-	}
-	return mt, nil
 }
 
 // minLevel drops records below min.

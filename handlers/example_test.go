@@ -11,9 +11,8 @@ import (
 // The catalog is what the gateway lists; each tool runs in its own function.
 func ExampleCatalog() {
 	for _, tool := range handlers.Catalog() {
-		mt := tool.MCPTool()
 		fmt.Printf("%s read-only=%v destructive=%v scopes=%v\n",
-			tool.Name(), mt.Annotations.ReadOnlyHint, tool.Destructive(), tool.Scopes())
+			tool.Name(), tool.ReadOnly(), tool.Destructive(), tool.Scopes())
 	}
 	// Output:
 	// broadcast_attach read-only=false destructive=true scopes=[broadcasts:write]
@@ -35,8 +34,13 @@ func TestCatalogDeclaresWhatFunctionsBind(t *testing.T) {
 		t.Fatalf("%d catalog tools, %d bound", len(catalog), len(bound))
 	}
 	for i, tool := range catalog {
-		a, _ := json.Marshal(tool.MCPTool())
-		b, _ := json.Marshal(bound[i].MCPTool())
+		la, errA := tool.Listing()
+		lb, errB := bound[i].Listing()
+		if errA != nil || errB != nil {
+			t.Fatalf("tool %d: %v, %v", i, errA, errB)
+		}
+		a, _ := json.Marshal(la)
+		b, _ := json.Marshal(lb)
 		if string(a) != string(b) {
 			t.Errorf("tool %d: catalog lists\n%s\nthe bound tool\n%s", i, a, b)
 		}

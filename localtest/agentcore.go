@@ -24,6 +24,7 @@ import (
 	"github.com/mcpfn/mcpfn/agentcore"
 	"github.com/mcpfn/mcpfn/gateway"
 	"github.com/mcpfn/mcpfn/internal/samtemplate"
+	"github.com/mcpfn/mcpfn/mcptool"
 	"github.com/mcpfn/mcpfn/wire"
 )
 
@@ -164,9 +165,12 @@ func newAgentCoreFront(ctx context.Context, w *agentCoreWiring, tools []*adapter
 		if tool == nil {
 			return nil, fmt.Errorf("localtest: AgentCore target %s names tool %q, which is not in the catalog", tg.id, tg.tool)
 		}
-		mt := *tool.MCPTool()
+		mt, err := mcptool.Of(tool)
+		if err != nil {
+			return nil, err
+		}
 		mt.Name = tg.name + agentcore.TargetSeparator + tg.tool
-		srv.AddTool(&mt, f.callTarget(tg))
+		srv.AddTool(mt, f.callTarget(tg))
 	}
 	f.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
