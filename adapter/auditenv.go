@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -103,14 +102,13 @@ func (e environmentAudit) option() []Option {
 	return nil
 }
 
-// serve runs fn as this process's Lambda function. In after-response mode
-// the runtime itself holds each invocation open until its rows are
-// settled: aws-lambda-go closes the answer once it has posted it and asks
-// for the next invocation only then, and the answer's Close writes the rows
-// (invoke.go). SIGTERM, which Lambda sends because WithEnableSIGTERM
-// registers an extension (subscribed to no event: it costs an invoke
-// nothing), drains what is still queued and runs the environment teardowns.
-func (e environmentAudit) serve(fn *Function) {
+// serve runs fn as this process's Lambda function with rt. In
+// after-response mode the runtime itself holds each invocation open until
+// its rows are settled: aws-lambda-go closes the answer once it has posted
+// it and asks for the next invocation only then, and the answer's Close
+// writes the rows (invoke.go). SIGTERM drains what is still queued and
+// runs the environment teardowns (runtime.go).
+func (e environmentAudit) serve(fn *Function, rt *runtimeHandler) {
 	shutdown := fn.Shutdown
 	if e.queue != nil {
 		shutdown = func() {
@@ -120,5 +118,5 @@ func (e environmentAudit) serve(fn *Function) {
 			fn.Shutdown()
 		}
 	}
-	lambda.StartWithOptions(fn.Streaming(), lambda.WithEnableSIGTERM(shutdown))
+	rt.serve(fn, shutdown)
 }

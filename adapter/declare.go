@@ -72,10 +72,13 @@ func Serve[D any](d *Declared[D], newDep func(context.Context) (D, error), opts 
 	if describing() {
 		describe(d.tool)
 	}
+	// The start's network waits first: newDep (often clients of its own)
+	// overlaps them.
+	b := beginBoot()
 	dep, err := newDep(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: tool %s: %v\n", d.tool.name, err)
 		os.Exit(1)
 	}
-	Start(d.Bind(dep), opts...)
+	b.finish(d.Bind(dep), opts...)
 }

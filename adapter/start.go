@@ -40,18 +40,39 @@ func Start(tool *Tool, opts ...Option) {
 	if describing() {
 		describe(tool)
 	}
+	beginBoot().finish(tool, opts...)
+}
+
+// boot is a cold start under way. Its waits on the network begin first —
+// the call keys' Secrets Manager fetch, and the SIGTERM extension's
+// registration with the Extensions API — so that the rest of the start (a
+// declared tool's dependency, the audit's clients) overlaps them.
+type boot struct {
+	ctx          context.Context
+	awsConfig    func() (aws.Config, error)
+	callVerifier func() (*calltoken.Verifier, error)
+	rt           *runtimeHandler
+}
+
+// beginBoot starts the waits. One AWS configuration serves every client.
+func beginBoot() *boot {
 	ctx := context.Background()
-	// One AWS configuration for every client; the call keys' Secrets
-	// Manager fetch starts first and overlaps the rest of the start.
-	awsConfig := sync.OnceValues(func() (aws.Config, error) { return awsconfig.LoadDefaultConfig(ctx) })
-	callVerifier := calltoken.StartVerifierFromEnv(ctx, awsConfig)
+	b := &boot{ctx: ctx, rt: startRuntime()}
+	b.awsConfig = sync.OnceValues(func() (aws.Config, error) { return awsconfig.LoadDefaultConfig(ctx) })
+	b.callVerifier = calltoken.StartVerifierFromEnv(ctx, b.awsConfig)
+	return b
+}
+
+// finish builds the rest and serves tool; it never returns.
+func (b *boot) finish(tool *Tool, opts ...Option) {
+	ctx, awsConfig := b.ctx, b.awsConfig
 	aud, err := auditFromEnv(ctx, awsConfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: audit configuration: %v\n", err)
 		os.Exit(1)
 	}
 	opts = append(aud.option(), opts...)
-	if v, err := callVerifier(); err != nil {
+	if v, err := b.callVerifier(); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpfn: call-token keys: %v\n", err)
 		os.Exit(1)
 	} else if v != nil {
@@ -71,5 +92,5 @@ func Start(tool *Tool, opts ...Option) {
 	// option given to Start wins.
 	payloadOpts = append(payloadOpts, WithLimits(Limits{MaxAnswerBytes: lambdaAnswerBytes}))
 	opts = append(append(payloadOpts, opts...), taskOpts...)
-	aud.serve(New(tool, append(opts, withEnvironmentTeardown())...))
+	aud.serve(New(tool, append(opts, withEnvironmentTeardown())...), b.rt)
 }

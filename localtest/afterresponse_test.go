@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -205,6 +206,13 @@ func TestAfterResponseRowIsWrittenBeforeTheEnvironmentIsReleased(t *testing.T) {
 	}
 	if log := functionLog(t, mark); strings.Contains(log, "written before the response") || strings.Contains(log, audit.FallbackMarker) {
 		t.Errorf("the function did not run in after-response mode cleanly:\n%s", log)
+	}
+	// Lambda sends SIGTERM, on which the rows still queued are written
+	// (TestAfterResponseSIGTERMRunsEnvironmentTeardowns), only to a process
+	// that registered an extension in its init: aws-lambda-go's, which
+	// adapter.Start registers while the call keys are fetched.
+	if ext := e.Extensions(); !slices.Equal(ext, []string{"GoLangEnableSIGTERM"}) {
+		t.Errorf("extensions registered in the init: %q, want aws-lambda-go's SIGTERM extension", ext)
 	}
 }
 

@@ -172,6 +172,12 @@ func (h *Emulator) PeakRSS() int64 {
 // start is timed from here to the first answer.
 func (h *Emulator) Started() time.Time { return h.began }
 
+// Extensions are the names of the extensions the bootstrap registered in
+// its init (the Extensions API's Lambda-Extension-Name): after its first
+// invoke, everything it registered. A function that registers one gets
+// Lambda's SIGTERM before its environment is shut down.
+func (h *Emulator) Extensions() []string { return h.e.proxy.extensions() }
+
 // Close stops the emulator and its bootstrap.
 func (h *Emulator) Close() { h.e.kill() }
 

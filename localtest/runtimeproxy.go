@@ -44,6 +44,9 @@ type runtimeProxy struct {
 	// registration then starts a new init's count).
 	subscribers int
 	inited      bool
+	// registered are the extensions of the current init, by name
+	// (Lambda-Extension-Name), in the order the emulator accepted them.
+	registered []string
 }
 
 // Runtime API paths (https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html,
@@ -91,6 +94,14 @@ func (p *runtimeProxy) addr() string { return p.ln.Addr().String() }
 func (p *runtimeProxy) close() {
 	_ = p.srv.Close()
 	p.tr.CloseIdleConnections()
+}
+
+// extensions are the names of the extensions the current init registered
+// (a process registers during its init, before the runtime's first next).
+func (p *runtimeProxy) extensions() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.registered...)
 }
 
 // begin makes inv the invoke in flight; end forgets it.
@@ -203,8 +214,9 @@ func (p *runtimeProxy) observe(resp *http.Response) error {
 		if p.inited {
 			// Registration is only open during an init: this one is new
 			// (the emulator starts a new bootstrap after a crash).
-			p.subscribers, p.inited = 0, false
+			p.subscribers, p.inited, p.registered = 0, false, nil
 		}
+		p.registered = append(p.registered, r.Header.Get("Lambda-Extension-Name"))
 		if r.Context().Value(invokeSubscriber{}) != nil {
 			p.subscribers++
 		}
