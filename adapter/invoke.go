@@ -128,7 +128,7 @@ func (f *Function) InvokeStream(ctx context.Context, payload []byte) io.Reader {
 	return ndjsonBody{r: &answerReader{r: pr, end: func() { f.answered(ctx, lc) }, atClose: atClose}}
 }
 
-// Streaming is the function as Start hands it to aws-lambda-go: a handler
+// Streaming is the function as Start serves it with aws-lambda-go: a handler
 // returning an io.Reader, which the runtime streams (the Runtime API's
 // chunked response; InvokeWithResponseStream and Function URLs in
 // RESPONSE_STREAM mode relay it as it comes). Lambda accepts only JSON

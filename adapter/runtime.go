@@ -19,9 +19,12 @@ import (
 type runtimeHandler struct {
 	ready    chan struct{} // closed once h is built and the extension registered
 	h        lambda.Handler
-	fn       atomic.Pointer[Function]
+	handle   atomic.Pointer[streamingHandler] // the served Function's Streaming
 	shutdown atomic.Pointer[func()]
 }
+
+// streamingHandler is [Function.Streaming]'s handler.
+type streamingHandler = func(context.Context, json.RawMessage) (io.Reader, error)
 
 // startRuntime builds the handler in the background.
 func startRuntime() *runtimeHandler {
@@ -33,9 +36,10 @@ func startRuntime() *runtimeHandler {
 	return r
 }
 
-// invoke is the handler aws-lambda-go calls: fn's Streaming.
+// invoke is the handler aws-lambda-go calls: the served Function's
+// Streaming.
 func (r *runtimeHandler) invoke(ctx context.Context, payload json.RawMessage) (io.Reader, error) {
-	return r.fn.Load().InvokeStream(ctx, payload), nil
+	return (*r.handle.Load())(ctx, payload)
 }
 
 // sigterm runs serve's shutdown; before serve (a SIGTERM during the rest of
@@ -49,7 +53,8 @@ func (r *runtimeHandler) sigterm() {
 // serve runs fn as this process's Lambda function, shutdown on SIGTERM. It
 // never returns.
 func (r *runtimeHandler) serve(fn *Function, shutdown func()) {
-	r.fn.Store(fn)
+	h := fn.Streaming()
+	r.handle.Store(&h)
 	r.shutdown.Store(&shutdown)
 	<-r.ready
 	lambda.StartWithOptions(r.h)
